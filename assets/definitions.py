@@ -1,0 +1,26 @@
+"""The code location root: it only gathers the stage modules and sets run-wide policy.
+
+The in-process executor keeps one JVM (one SparkSession) for the whole run; Dagster's default multiprocess
+executor would start a JVM per step (~10 s each).
+"""
+
+import dagster as dg
+
+from assets import ingest, stats
+from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
+
+all_assets = dg.load_assets_from_modules([ingest, stats])
+
+nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all(), partitions_def=ingest.daily)
+
+defs = dg.Definitions(
+    assets=all_assets,
+    jobs=[nightly_job],
+    resources={
+        "spark": SparkResource(),
+        "lake": LakeResource(),
+        "landing": LandingResource(),
+        "reports": ReportsResource(),
+    },
+    executor=dg.in_process_executor,
+)

@@ -1,0 +1,1 @@
+"""Pulsar's domain model, as plain Python: bundles and hashing, configuration keys and defaults."""

@@ -1,0 +1,117 @@
+"""Where each part of a snapshot lives, relative to the snapshot directory (docs/snapshot-format.md).
+
+A landing folder holds ``<cluster>/<YYYY-MM-DDTHH-MM-SSZ>/`` snapshot directories. A directory is complete
+once ``manifest.json`` exists: writers create the directory under a temporary name and rename it at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from lb_pipeline.snapshots import javajson
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+BROKERS = "brokers.json"
+DYNAMIC_CONFIG = "config/dynamic.json"
+FAILURE_DOMAINS = "cluster/failure-domains.json"
+TS_FORMAT = "%Y-%m-%dT%H-%M-%SZ"
+
+
+def broker_file_stem(broker: str) -> str:
+    """Broker ids are ``host:port``; Hadoop paths cannot hold ``:``, so files are named ``host_port``."""
+    host, sep, port = broker.rpartition(":")
+    return f"{host}_{port}" if sep and port.isdigit() else broker
+
+
+def broker_from_file_stem(stem: str) -> str:
+    host, sep, port = stem.rpartition("_")
+    return f"{host}:{port}" if sep and port.isdigit() else stem
+
+
+def runtime_config(broker: str) -> str:
+    return f"config/runtime/{broker_file_stem(broker)}.json"
+
+
+def local_broker_data(broker: str) -> str:
+    return f"lb/brokers/{broker_file_stem(broker)}.json"
+
+
+def bundle_data(bundle_full_name: str) -> str:
+    return f"lb/bundle-data/{bundle_full_name}.json"
+
+
+def broker_time_average(broker: str) -> str:
+    return f"lb/broker-time-average/{broker_file_stem(broker)}.json"
+
+
+def broker_load_data(broker: str) -> str:  # optional, extensible load manager
+    return f"lb/broker-load-data/{broker_file_stem(broker)}.json"
+
+
+def top_bundles(broker: str) -> str:  # optional, extensible load manager
+    return f"lb/top-bundles/{broker_file_stem(broker)}.json"
+
+
+def topic_stats(broker: str) -> str:
+    return f"topics/{broker_file_stem(broker)}.json"
+
+
+def ownership(broker: str) -> str:
+    return f"ownership/{broker_file_stem(broker)}.json"
+
+
+def namespace_file(namespace: str) -> str:
+    return f"namespaces/{namespace}.json"
+
+
+def snapshot_dir_name(ts_ms: int) -> str:
+    return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc).strftime(TS_FORMAT)
+
+
+def snapshot_date(ts_ms: int) -> str:
+    return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def iter_snapshot_dirs(landing: str | Path, day: str | None = None):
+    """Complete snapshot directories under ``landing`` (``<cluster>/<ts>/``), oldest first; ``day`` (YYYY-MM-DD)
+    keeps those whose directory name starts with that day."""
+    landing = Path(landing)
+    if not landing.is_dir():
+        return
+    for cluster in sorted(p for p in landing.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for snap in sorted(p for p in cluster.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if day is None or snap.name.startswith(day):
+                yield snap
+
+
+class SnapshotWriter:
+    """Writes one snapshot directory atomically: files go to a hidden temporary directory that is renamed into
+    place when :meth:`commit` runs, so a half-written snapshot never looks complete."""
+
+    def __init__(self, landing: str | Path, cluster: str, ts_ms: int):
+        self.final = Path(landing) / cluster / snapshot_dir_name(ts_ms)
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.", dir=self.final.parent))
+
+    def write_json(self, relative: str, value) -> None:
+        path = self.tmp / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(javajson.dumps(value), encoding="utf-8")
+
+    def commit(self, manifest: dict) -> Path:
+        self.write_json(MANIFEST, manifest)
+        if self.final.exists():
+            import shutil
+
+            shutil.rmtree(self.final)
+        os.rename(self.tmp, self.final)
+        return self.final
+
+    def abort(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.tmp, ignore_errors=True)

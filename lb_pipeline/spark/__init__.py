@@ -1,0 +1,1 @@
+"""Spark plumbing: the one session builder and the Delta lake helpers."""

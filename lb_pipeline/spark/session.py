@@ -1,0 +1,112 @@
+"""The one SparkSession builder of lb_pipeline, with Delta Lake configured.
+
+Static settings (jars, SQL extensions, catalog) only take effect in the first session of a process, so every
+entry point (CLI, Dagster resource, tests) goes through :func:`get_session`.
+
+Where Delta's jars come from, in order of precedence:
+
+1. ``delta_jars_dir`` (``LB_DELTA_JARS_DIR``): a folder of jars put on the classpath with ``spark.jars``;
+   no resolution at all (air-gapped machines).
+2. otherwise ``configure_spark_with_delta_pip`` names the Maven coordinates that match the installed
+   delta-spark and Spark (``io.delta:delta-spark_4.2_2.13:4.4.1``); Spark's Ivy resolves them from Maven
+   Central at first start (or from the mirror in ``ivy_settings`` / ``LB_IVY_SETTINGS``) and caches them in
+   ``ivy_dir`` for later runs.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import threading
+
+from lb_pipeline.errors import SetupError
+from lb_pipeline.settings import SparkSettings, spark_settings_from_env
+from lb_pipeline.spark.java import require_java
+
+_LOCK = threading.Lock()
+
+
+def delta_builder(settings: SparkSettings):
+    """Return a configured ``SparkSession.Builder`` (not started)."""
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(settings.master)
+        .appName(settings.app_name)
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", str(settings.shuffle_partitions))
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.showConsoleProgress", "false")
+        # Delta's own test settings: fewer partitions for the log snapshot of small tables.
+        .config("spark.databricks.delta.snapshotPartitions", "2")
+    )
+    if settings.delta_jars_dir:
+        jars = sorted(glob.glob(os.path.join(settings.delta_jars_dir, "*.jar")))
+        if not any("delta-spark" in os.path.basename(j) for j in jars):
+            raise SetupError(
+                f"LB_DELTA_JARS_DIR={settings.delta_jars_dir} holds no delta-spark_*.jar; put the "
+                "delta-spark and delta-storage jars there, or unset it to resolve them from Maven Central."
+            )
+        builder = builder.config("spark.jars", ",".join(jars))
+    else:
+        from delta import configure_spark_with_delta_pip
+
+        os.makedirs(settings.ivy_dir, exist_ok=True)
+        builder = builder.config("spark.jars.ivy", settings.ivy_dir)
+        if settings.ivy_settings:
+            if not os.path.exists(settings.ivy_settings):
+                raise SetupError(f"LB_IVY_SETTINGS names {settings.ivy_settings}, which does not exist.")
+            builder = builder.config("spark.jars.ivySettings", settings.ivy_settings)
+        builder = configure_spark_with_delta_pip(builder)
+    for key, value in settings.conf.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+def get_session(settings: SparkSettings | None = None):
+    """Create (once per process) or return the active Delta-enabled SparkSession."""
+    from pyspark.sql import SparkSession
+
+    with _LOCK:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+        settings = settings or spark_settings_from_env()
+        require_java()
+        # Python workers must run the interpreter that has our packages (a venv), not whatever is on PATH.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        builder = delta_builder(settings)
+        try:
+            spark = builder.getOrCreate()
+        except Exception as exc:  # Py4J/JVM start-up failures carry long Java traces
+            raise SetupError(_explain_start_failure(exc, settings)) from exc
+        # ERROR by default: at WARN, Spark logs a stack trace for every glob that matches nothing.
+        spark.sparkContext.setLogLevel(os.environ.get("LB_SPARK_LOG_LEVEL", "ERROR"))
+        return spark
+
+
+def _explain_start_failure(exc: Exception, settings: SparkSettings) -> str:
+    text = str(exc)
+    if "UNRESOLVED DEPENDENCIES" in text or "unresolved dependency" in text.lower() or "ivy" in text.lower():
+        return (
+            "Spark could not download the Delta Lake jars from Maven Central (or the mirror in LB_IVY_SETTINGS). "
+            "Check network access to Maven, set LB_IVY_SETTINGS to an Ivy settings file for your mirror, or set "
+            "LB_DELTA_JARS_DIR to a folder holding delta-spark_*.jar and delta-storage-*.jar."
+        )
+    if "JAVA_GATEWAY_EXITED" in text or "gateway process exited" in text:
+        source = (
+            f"the jars in LB_DELTA_JARS_DIR={settings.delta_jars_dir}"
+            if settings.delta_jars_dir
+            else "Maven Central (or the mirror in LB_IVY_SETTINGS) for the Delta Lake jars"
+        )
+        return (
+            "The Spark JVM exited during start-up; the lines above say why. The usual cause is that Spark could "
+            f"not get {source}: check network access, set LB_IVY_SETTINGS to an Ivy settings file for a mirror, "
+            "or set LB_DELTA_JARS_DIR to a folder holding delta-spark_*.jar and delta-storage-*.jar."
+        )
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return f"Spark failed to start on master {settings.master!r}: {first}"

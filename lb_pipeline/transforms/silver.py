@@ -1,0 +1,136 @@
+"""Silver: bundle and broker statistics computed from bronze, as ``DataFrame -> DataFrame`` functions.
+
+No topic-level data goes through the driver: every function is a Spark plan.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from lb_pipeline.model.usage import Weights
+
+SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
+HASH_SPACE = float(1 << 32)
+
+
+def hex_to_long(col: Column) -> Column:
+    """``0x1a2b3c4d`` → 439041101 (``conv`` of the hex digits)."""
+    return F.conv(F.substring(col, 3, 8), 16, 10).cast("long")
+
+
+def bundle_bounds(namespaces: DataFrame) -> DataFrame:
+    """One row per bundle of each namespace layout: ``bundle_range``, ``lower``, ``upper``, ``is_last``."""
+    exploded = namespaces.select(*SNAPSHOT_KEYS, "namespace", "num_bundles",
+                                 F.posexplode("boundaries").alias("i", "boundary"))
+    w = Window.partitionBy(*SNAPSHOT_KEYS, "namespace").orderBy("i")
+    return (
+        exploded.withColumn("next", F.lead("boundary").over(w))
+        .where(F.col("next").isNotNull())
+        .select(*SNAPSHOT_KEYS, "namespace", "num_bundles",
+                F.concat_ws("_", "boundary", "next").alias("bundle_range"),
+                hex_to_long(F.col("boundary")).alias("lower"), hex_to_long(F.col("next")).alias("upper"))
+        .withColumn("is_last", F.col("upper") == F.lit(0xFFFFFFFF))
+    )
+
+
+def topic_bundle(topic_stats: DataFrame, namespaces: DataFrame) -> DataFrame:
+    """Every topic mapped to its bundle by CRC-32 of the full name over the namespace's boundaries
+    (lower inclusive, upper exclusive, the last bundle closed), beside the bundle the broker reported it under.
+
+    Spark's ``crc32`` is the standard CRC-32 that Pulsar's Guava ``Hashing.crc32()`` computes.
+    """
+    topics = topic_stats.select(*SNAPSHOT_KEYS, "broker", "namespace", "topic",
+                                F.col("bundle_range").alias("reported_bundle_range"),
+                                F.crc32(F.encode("topic", "UTF-8")).alias("topic_hash"))
+    bounds = bundle_bounds(namespaces).select(*SNAPSHOT_KEYS, "namespace", "bundle_range", "lower", "upper", "is_last")
+    inside = (F.col("t.topic_hash") >= F.col("b.lower")) & (
+        (F.col("t.topic_hash") < F.col("b.upper")) | (F.col("b.is_last") & (F.col("t.topic_hash") <= F.col("b.upper")))
+    )
+    on = [F.col(f"t.{k}") == F.col(f"b.{k}") for k in (*SNAPSHOT_KEYS, "namespace")]
+    joined = topics.alias("t").join(F.broadcast(bounds.alias("b")), on=[*on, inside], how="left")
+    return joined.select(
+        *[F.col(f"t.{k}") for k in SNAPSHOT_KEYS], "t.broker", "t.namespace", "t.topic", "t.topic_hash",
+        F.col("b.bundle_range").alias("bundle_range"), "t.reported_bundle_range",
+        (F.col("b.bundle_range") == F.col("t.reported_bundle_range")).alias("matches_report"),
+    ).fillna({"matches_report": False})
+
+
+def bundle_stats(topic_stats: DataFrame, ownership: DataFrame) -> DataFrame:
+    """Per snapshot and bundle: rates and throughputs, counts, owner, hash-range share, hottest topic."""
+    load = F.col("msg_rate_in") + F.col("msg_rate_out")
+    per_bundle = topic_stats.groupBy(*SNAPSHOT_KEYS, "namespace", "bundle_range").agg(
+        F.first("broker").alias("reporting_broker"),
+        F.sum("msg_rate_in").alias("msg_rate_in"), F.sum("msg_rate_out").alias("msg_rate_out"),
+        F.sum("msg_throughput_in").alias("msg_throughput_in"), F.sum("msg_throughput_out").alias("msg_throughput_out"),
+        F.count("topic").alias("topics"), F.sum("producer_count").alias("producers"),
+        F.sum("consumer_count").alias("consumers"),
+        F.max_by("topic", load).alias("hottest_topic"), F.max(load).alias("hottest_topic_msg_rate"),
+    )
+    owners = ownership.select(*SNAPSHOT_KEYS, "namespace", "bundle_range", F.col("broker").alias("owner_broker"))
+    lower, upper = hex_to_long(F.split("bundle_range", "_")[0]), hex_to_long(F.split("bundle_range", "_")[1])
+    total = F.col("msg_rate_in") + F.col("msg_rate_out")
+    return (
+        per_bundle.join(owners, [*SNAPSHOT_KEYS, "namespace", "bundle_range"], "full")
+        .withColumn("bundle", F.concat_ws("/", "namespace", "bundle_range"))
+        .withColumn("owner_broker", F.coalesce("owner_broker", "reporting_broker"))
+        .fillna(0, subset=["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "topics",
+                           "producers", "consumers"])
+        .withColumn("sessions", F.col("producers") + F.col("consumers"))
+        .withColumn("hash_range_share",
+                    (upper - lower + F.when(upper == F.lit(0xFFFFFFFF), 1).otherwise(0)) / F.lit(HASH_SPACE))
+        .withColumn("hottest_topic_share", F.when(total > 0, F.col("hottest_topic_msg_rate") / total))
+        .drop("reporting_broker")
+    )
+
+
+def percent_usage(usage: str, limit: str) -> Column:
+    """``ResourceUsage.percentUsage`` in float32: 0 if limit <= 0; widened to double like Java callers.
+
+    Spark's ``/`` works in double; dividing two float32 values in double and rounding once to float32 is the
+    correctly rounded float32 quotient, so the result matches Java's float arithmetic bit for bit.
+    """
+    u, lim = F.col(usage).cast("float").cast("double"), F.col(limit).cast("float").cast("double")
+    p = (u / lim).cast("float").cast("double")
+    return F.when(F.col(limit) > 0, (p * F.lit(100.0)).cast("float").cast("double")).otherwise(F.lit(0.0))
+
+
+def _java_max(*cols: Column) -> Column:
+    # greatest() skips nulls; our percents are never null or NaN (limit <= 0 gives 0).
+    return F.greatest(*cols)
+
+
+def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame, weights: Weights = Weights(),
+                 tolerance: float = 0.01) -> DataFrame:
+    """Per snapshot and broker: each resource's percent usage (float32), the unweighted max (heap excluded),
+    the weighted max for ``weights``, totals, and whether the totals agree with the sum of the broker's bundles."""
+    pct = {
+        "cpu_pct": percent_usage("cpu_usage", "cpu_limit"),
+        "memory_pct": percent_usage("memory_usage", "memory_limit"),
+        "direct_memory_pct": percent_usage("direct_memory_usage", "direct_memory_limit"),
+        "bandwidth_in_pct": percent_usage("bandwidth_in_usage", "bandwidth_in_limit"),
+        "bandwidth_out_pct": percent_usage("bandwidth_out_usage", "bandwidth_out_limit"),
+    }
+    df = broker_reports.select(*SNAPSHOT_KEYS, "broker", "msg_rate_in", "msg_rate_out", "msg_throughput_in",
+                               "msg_throughput_out", "num_bundles", "num_topics",
+                               *[c.alias(k) for k, c in pct.items()])
+    df = df.withColumn("max_usage", _java_max("cpu_pct", "direct_memory_pct", "bandwidth_in_pct",
+                                              "bandwidth_out_pct") / 100.0)
+    df = df.withColumn("weighted_max_usage", _java_max(
+        F.col("cpu_pct") * weights.cpu, F.col("direct_memory_pct") * weights.direct_memory,
+        F.col("bandwidth_in_pct") * weights.bandwidth_in, F.col("bandwidth_out_pct") * weights.bandwidth_out) / 100.0)
+    df = df.withColumn("driving_resource", F.when(F.col("max_usage") * 100 == F.col("cpu_pct"), "cpu")
+                       .when(F.col("max_usage") * 100 == F.col("bandwidth_out_pct"), "bandwidthOut")
+                       .when(F.col("max_usage") * 100 == F.col("bandwidth_in_pct"), "bandwidthIn")
+                       .otherwise("directMemory"))
+    sums = bundle_reports.groupBy(*SNAPSHOT_KEYS, "broker").agg(
+        F.sum("msg_rate_in").alias("bundles_msg_rate_in"), F.sum("msg_throughput_in").alias("bundles_msg_throughput_in"),
+        F.count("bundle").alias("reported_bundles"))
+
+    def close(a: str, b: str) -> Column:
+        return F.abs(F.col(a) - F.coalesce(F.col(b), F.lit(0.0))) <= F.lit(tolerance) * F.greatest(F.abs(F.col(a)), F.lit(1.0))
+
+    return (df.join(sums, [*SNAPSHOT_KEYS, "broker"], "left")
+            .withColumn("totals_match_bundles", close("msg_rate_in", "bundles_msg_rate_in")
+                        & close("msg_throughput_in", "bundles_msg_throughput_in")))
