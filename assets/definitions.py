@@ -11,7 +11,7 @@ from assets.resources import LakeResource, LandingResource, ReportsResource, Spa
 
 all_assets = dg.load_assets_from_modules([ingest, stats])
 
-nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all(), partitions_def=ingest.daily)
+nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all())
 
 defs = dg.Definitions(
     assets=all_assets,

@@ -52,6 +52,26 @@ def _ingest(args) -> int:
     return 0
 
 
+def _validate_snapshot(args) -> int:
+    from lb_pipeline.snapshots.layout import MANIFEST
+    from lb_pipeline.snapshots.validate import validate_snapshot
+
+    roots = [Path(d) for d in args.dirs]
+    dirs = [m.parent for r in roots for m in sorted(r.rglob(MANIFEST))] if args.recursive else roots
+    if not dirs:
+        raise LbError(f"no snapshot directories (with {MANIFEST}) under {', '.join(map(str, roots))}")
+    bad = 0
+    for d in dirs:
+        findings = validate_snapshot(d, tolerance=args.tolerance)
+        bad += bool(findings)
+        print(f"{d}: {'OK' if not findings else f'{len(findings)} problem(s)'}")
+        for f in findings[: args.max_findings]:
+            print(f"  {f}")
+        if len(findings) > args.max_findings:
+            print(f"  … {len(findings) - args.max_findings} more")
+    return 1 if bad else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lb-pipeline", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--lake", default=None, help="lake root (default $LB_LAKE_ROOT or ./lake)")
     i.add_argument("--day", required=True, help="UTC day, YYYY-MM-DD")
     i.set_defaults(func=_ingest)
+    v = sub.add_parser("validate-snapshot", help="report malformed or inconsistent files in snapshot directories")
+    v.add_argument("dirs", nargs="+", help="snapshot directories (or, with -r, folders holding them)")
+    v.add_argument("-r", "--recursive", action="store_true", help="check every snapshot found below the folders")
+    v.add_argument("--tolerance", type=float, default=1e-6, help="relative tolerance of sums (default 1e-6)")
+    v.add_argument("--max-findings", type=int, default=20)
+    v.set_defaults(func=_validate_snapshot)
     return parser
 
 

@@ -186,9 +186,13 @@ def _mapper(table: BronzeTable):
                                 "_field": q["field"], "_reason": q["reason"], "_raw": q["raw"],
                                 "_qtable": q["bronze_table"], "_truncated": q["raw_truncated"]})
             frame = pd.DataFrame(out, columns=columns)
-            for col in columns:  # an all-null column would be float64 NaN, which Arrow cannot read as string
+            for col in columns:
+                # Missing values must reach Arrow as None: an all-null column would be float64 NaN (unreadable as
+                # string) and a NaN inside a list column breaks the array conversion.
                 if frame[col].isna().all():
                     frame[col] = pd.Series([None] * len(frame), dtype=object)
+                elif frame[col].dtype == object:
+                    frame[col] = frame[col].where(frame[col].notna(), None)
             yield frame
 
     return run

@@ -42,6 +42,11 @@ class Lake:
         path = self.path(layer, table)
         if PARTITION_COLUMN not in df.columns:
             raise ValueError(f"{layer}/{table}: rows need a {PARTITION_COLUMN} column to be written per partition")
+        if not self.exists(df.sparkSession, layer, table):
+            # Delta checks replaceWhere only against an existing table; the first write is checked here.
+            stray = df.where(df[PARTITION_COLUMN] != partition).select(PARTITION_COLUMN).limit(1).collect()
+            if stray:
+                raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of {stray[0][0]}")
         (
             df.write.format("delta")
             .mode("overwrite")

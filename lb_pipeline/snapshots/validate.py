@@ -1,0 +1,153 @@
+"""``lb-pipeline validate-snapshot DIR``: report, per file and field, anything malformed or inconsistent.
+
+Checks, in the order a replay depends on them:
+
+1. every required file is present and parses (the bronze parsers, so the checker and the ingest agree);
+2. each topic of ``broker-stats topics`` hashes (CRC-32) into the bundle it is reported under;
+3. topic sums equal the broker's ``lastStats`` for that bundle, and ``lastStats`` sums equal the broker totals
+   (within ``tolerance``, relative);
+4. every bundle of every namespace is owned by exactly one live broker, and no broker reports or owns a bundle
+   that is not in its namespace's layout.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from lb_pipeline.ingest import parsers as p
+from lb_pipeline.model import bundles as bm
+from lb_pipeline.snapshots import layout
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field}: {self.message}"
+
+
+def _read(root: Path, rel: str, findings: list[Finding]):
+    path = root / rel
+    if not path.is_file():
+        findings.append(Finding(rel, "(file)", "missing"))
+        return None
+    try:
+        return p.load_json(path.read_bytes())
+    except p.FileProblem as exc:
+        findings.append(Finding(rel, exc.problem.field, exc.problem.reason))
+        return None
+
+
+def _close(a: float, b: float, tolerance: float) -> bool:
+    return abs(a - b) <= tolerance * max(abs(a), abs(b), 1.0)
+
+
+def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Finding]:
+    root = Path(directory)
+    findings: list[Finding] = []
+    manifest = _read(root, layout.MANIFEST, findings)
+    if manifest is None:
+        return findings
+    rows, problems = p.parse_manifest(manifest)
+    findings += [Finding(layout.MANIFEST, pr.field, pr.reason) for pr in problems]
+    if not rows:
+        return findings
+    brokers = rows[0]["brokers"]
+    missing_parts = set(rows[0]["missing_parts"])
+    if not rows[0]["complete"]:
+        findings.append(Finding(layout.MANIFEST, "complete", f"snapshot is incomplete: missing {sorted(missing_parts)}"))
+
+    layouts: dict[str, bm.NamespaceBundles] = {}
+    for ns_file in sorted((root / "namespaces").glob("*/*.json")):
+        rel = str(ns_file.relative_to(root))
+        namespace = rel[len("namespaces/"):-len(".json")]
+        doc = _read(root, rel, findings)
+        if doc is None:
+            continue
+        ns_rows, problems = p.parse_namespace(doc, namespace)
+        findings += [Finding(rel, pr.field, pr.reason) for pr in problems]
+        if ns_rows:
+            layouts[namespace] = bm.NamespaceBundles(namespace, bm.parse_boundaries(ns_rows[0]["boundaries"]))
+    if not layouts:
+        findings.append(Finding("namespaces/", "(files)", "no namespace bundle layouts"))
+
+    owners: dict[str, list[str]] = defaultdict(list)
+    for broker in brokers:
+        if layout.ownership(broker) in missing_parts:
+            continue
+        rel = layout.ownership(broker)
+        doc = _read(root, rel, findings)
+        if doc is None:
+            continue
+        own_rows, problems = p.parse_ownership(doc, broker)
+        findings += [Finding(rel, pr.field, pr.reason) for pr in problems]
+        for r in own_rows:
+            owners[r["bundle"]].append(broker)
+            if r["namespace"] in layouts and r["bundle_range"] not in {b.range for b in layouts[r["namespace"]].bundles}:
+                findings.append(Finding(rel, r["bundle"], "owned bundle is not in the namespace's bundle layout"))
+    for namespace, lay in layouts.items():
+        for b in lay.bundles:
+            holders = owners.get(b.name, [])
+            if len(holders) != 1:
+                findings.append(Finding("ownership/", b.name, f"expected exactly one owner among live brokers, got {holders}"))
+    for bundle, holders in owners.items():
+        for h in holders:
+            if h not in brokers:
+                findings.append(Finding("ownership/", bundle, f"owner {h} is not a live broker"))
+
+    for broker in brokers:
+        _check_broker(root, broker, layouts, owners, tolerance, findings)
+    return findings
+
+
+def _check_broker(root, broker, layouts, owners, tolerance, findings) -> None:
+    rel_report, rel_topics = layout.local_broker_data(broker), layout.topic_stats(broker)
+    report, topics = _read(root, rel_report, findings), _read(root, rel_topics, findings)
+    if report is None:
+        return
+    broker_rows, problems, stat_rows, stat_problems = p.parse_local_broker_data(report, broker)
+    findings += [Finding(rel_report, pr.field, pr.reason) for pr in problems + stat_problems]
+    stats = {r["bundle"]: r for r in stat_rows}
+    if broker_rows:
+        b = broker_rows[0]
+        for total, col in (("msgRateIn", "msg_rate_in"), ("msgRateOut", "msg_rate_out"),
+                           ("msgThroughputIn", "msg_throughput_in"), ("msgThroughputOut", "msg_throughput_out")):
+            s = sum(r[col] for r in stat_rows)
+            if not _close(b[col], s, tolerance):
+                findings.append(Finding(rel_report, total, f"broker total {b[col]:.6g} != sum of lastStats {s:.6g}"))
+        if set(b["bundles"]) != set(stats):
+            findings.append(Finding(rel_report, "bundles", "differs from the keys of lastStats"))
+    for name in stats:
+        if broker not in owners.get(name, []):
+            findings.append(Finding(rel_report, f"lastStats[{name}]", f"reported by {broker}, which does not own it"))
+    if topics is None:
+        return
+    topic_rows, problems = p.parse_topic_stats(topics, broker)
+    findings += [Finding(rel_topics, pr.field, pr.reason) for pr in problems]
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for t in topic_rows:
+        lay = layouts.get(t["namespace"])
+        if lay is not None:
+            expected = lay.find_bundle(t["topic"]).range
+            if expected != t["bundle_range"]:
+                findings.append(Finding(rel_topics, t["topic"],
+                                        f"hashes (CRC-32) into bundle {expected}, reported under {t['bundle_range']}"))
+        agg = sums[t["bundle"]]
+        for col in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "producer_count",
+                    "consumer_count"):
+            agg[col] += t[col]
+        agg["topics"] += 1
+    for name, agg in sums.items():
+        s = stats.get(name)
+        if s is None:
+            findings.append(Finding(rel_topics, name, "bundle has topics but no lastStats entry in the load report"))
+            continue
+        for col in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "topics",
+                    "producer_count", "consumer_count"):
+            if not _close(s[col], agg[col], tolerance):
+                findings.append(Finding(rel_topics, f"{name}.{col}", f"topic sum {agg[col]:.6g} != lastStats {s[col]:.6g}"))

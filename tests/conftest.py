@@ -1,0 +1,67 @@
+"""Shared fixtures: one SparkSession for the whole run, one generated demo history, and one materialization of
+the asset graph into a temporary lake that the bronze and silver tests read (Spark jobs cost ~1 s each here,
+so the graph runs once, not once per test)."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from lb_pipeline.settings import SparkSettings, spark_settings_from_env
+
+DEMO_DAY = "2026-01-15"
+DEMO_SNAPSHOTS = 4
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from lb_pipeline.spark.session import get_session
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    env = spark_settings_from_env()
+    settings = SparkSettings(
+        master="local[2]", shuffle_partitions=2, app_name="lb-pipeline-tests",
+        conf={"spark.ui.enabled": "false", "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse")),
+              **env.conf},
+        delta_jars_dir=env.delta_jars_dir, ivy_settings=env.ivy_settings, ivy_dir=env.ivy_dir,
+    )
+    session = get_session(settings)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_landing(tmp_path_factory) -> Path:
+    from lb_pipeline.snapshots.generate import generate
+
+    landing = tmp_path_factory.mktemp("landing")
+    generate(landing, "demo", seed=11, start=f"{DEMO_DAY}T08:00:00Z", snapshots=DEMO_SNAPSHOTS)
+    return landing
+
+
+@pytest.fixture(scope="session")
+def pipeline_run(spark, demo_landing, tmp_path_factory):
+    """The whole asset graph materialized for the demo day with ``dg.materialize`` against a temporary lake."""
+    import dagster as dg
+
+    from assets.definitions import all_assets
+    from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
+
+    lake_root = tmp_path_factory.mktemp("lake")
+    result = dg.materialize(
+        all_assets,
+        partition_key=DEMO_DAY,
+        resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake_root)),
+                   "landing": LandingResource(path=str(demo_landing)),
+                   "reports": ReportsResource(path=str(tmp_path_factory.mktemp("reports")))},
+        instance=dg.DagsterInstance.ephemeral(),
+    )
+    return result, lake_root
+
+
+@pytest.fixture(scope="session")
+def lake(pipeline_run):
+    from lb_pipeline.spark.lake import Lake
+
+    return Lake(str(pipeline_run[1]))

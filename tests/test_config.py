@@ -1,0 +1,50 @@
+import pytest
+
+from lb_pipeline.model.config import PROFILES, PulsarConfig, config_from_snapshot, load_broker_conf
+
+
+def test_defaults_follow_the_released_profile():
+    c = PulsarConfig()
+    assert c.get_int("loadBalancerBrokerOverloadedThresholdPercentage") == 85
+    assert c.get_float("loadBalancerHistoryResourcePercentage") == 0.9
+    assert c["loadBalancerLoadSheddingStrategy"].endswith("ThresholdShedder")
+    assert c.get_list("supportedNamespaceBundleSplitAlgorithms")[1] == "topic_count_equally_divide"
+
+
+def test_profiles_differ_where_pulsar_changed_defaults():
+    assert PulsarConfig(profile="pulsar-3.0").get_float("loadBalancerDirectMemoryResourceWeight") == 1.0
+    newest = PulsarConfig(profile="pulsar-master-2026")
+    assert newest["loadBalancerLoadSheddingStrategy"].endswith("AvgShedder")
+    assert newest.get_float("maxUnloadPercentage") == 0.5
+    assert not newest.get_bool("loadBalancerDistributeBundlesEvenlyEnabled")
+
+
+def test_unknown_profile_is_named_in_the_error():
+    with pytest.raises(ValueError, match="pulsar-9"):
+        PulsarConfig(profile="pulsar-9")
+
+
+def test_broker_conf_file_overrides_defaults(tmp_path):
+    conf = tmp_path / "broker.conf"
+    conf.write_text("# comment\nloadBalancerBrokerOverloadedThresholdPercentage=70\n"
+                    "loadBalancerSheddingEnabled = false\nclusterName=prod\n")
+    c = load_broker_conf(conf)
+    assert c.get_int("loadBalancerBrokerOverloadedThresholdPercentage") == 70
+    assert c.get_bool("loadBalancerSheddingEnabled") is False
+    assert c["clusterName"] == "prod"
+
+
+def test_dynamic_config_wins_over_runtime():
+    c = config_from_snapshot({"maxUnloadPercentage": "0.3"}, {"maxUnloadPercentage": "0.4"})
+    assert c.get_float("maxUnloadPercentage") == 0.4
+
+
+def test_a_malformed_value_names_the_key():
+    c = PulsarConfig({"minUnloadMessage": "lots"})
+    with pytest.raises(ValueError, match="minUnloadMessage.*'lots'"):
+        c.get_int("minUnloadMessage")
+
+
+def test_every_profile_has_the_same_keys():
+    keys = {frozenset(p) for p in PROFILES.values()}
+    assert len(keys) == 1

@@ -1,0 +1,122 @@
+"""The synthetic cluster generator: deterministic, internally consistent, and shaped like a real cluster."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots.generate import PRESETS, generate
+from lb_pipeline.snapshots.validate import validate_snapshot
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory) -> list[Path]:
+    return generate(tmp_path_factory.mktemp("gen"), "demo", seed=3)
+
+
+def _load(snapshot: Path, rel: str):
+    return json.loads((snapshot / rel).read_text())
+
+
+def test_every_generated_snapshot_passes_the_consistency_checker(day):
+    assert len(day) == PRESETS["demo"].snapshots
+    for snapshot in day:
+        assert validate_snapshot(snapshot) == [], snapshot
+
+
+def test_same_seed_gives_identical_files(tmp_path):
+    a = generate(tmp_path / "a", "demo", seed=5, snapshots=2)
+    b = generate(tmp_path / "b", "demo", seed=5, snapshots=2)
+    c = generate(tmp_path / "c", "demo", seed=6, snapshots=2)
+    files = sorted(p.relative_to(a[1]) for p in a[1].rglob("*.json"))
+    assert files == sorted(p.relative_to(b[1]) for p in b[1].rglob("*.json"))
+    assert all((a[1] / f).read_bytes() == (b[1] / f).read_bytes() for f in files)
+    assert (a[1] / "lb/brokers").iterdir() and any(
+        (a[1] / f).read_bytes() != (c[1] / f).read_bytes() for f in files if (c[1] / f).exists())
+
+
+def test_scripted_events_change_the_broker_set(day):
+    brokers = [set(_load(s, layout.MANIFEST)["brokers"]) for s in day]
+    n = len(day)
+    added = brokers[n // 3] - brokers[n // 3 - 1]
+    assert len(added) == 1
+    (new_broker,) = added
+    assert _load(day[n // 3], layout.local_broker_data(new_broker))["numBundles"] == 0
+    removed = brokers[2 * n // 3 - 1] - brokers[2 * n // 3]
+    assert len(removed) == 1
+    events = [e["type"] for s in day for e in _load(s, layout.MANIFEST)["generator"]["events"]]
+    assert {"broker-added", "broker-removed", "broker-restarted"} <= set(events)
+
+
+def test_brokers_are_heterogeneous_and_usage_follows_traffic(day):
+    reports = [_load(day[12], f"lb/brokers/{p.name}") for p in (day[12] / "lb/brokers").iterdir()]
+    assert len({r["cpu"]["limit"] for r in reports}) > 1
+    assert all(r["cpu"]["limit"] % 100 == 0 for r in reports)
+    busiest = max(reports, key=lambda r: r["msgRateIn"] + r["msgRateOut"])
+    idlest = min(reports, key=lambda r: r["msgRateIn"] + r["msgRateOut"])
+    assert busiest["bandwidthOut"]["usage"] > idlest["bandwidthOut"]["usage"]
+
+
+def test_traffic_follows_a_diurnal_cycle(day):
+    def total(s):
+        return sum(_load(s, f"lb/brokers/{p.name}")["msgRateIn"] for p in (s / "lb/brokers").iterdir())
+
+    night, afternoon = total(day[3]), total(day[15])
+    assert afternoon > 1.3 * night
+
+
+def test_one_bundle_is_dominated_by_a_single_hot_topic(day):
+    topics = [_load(day[0], f"topics/{p.name}") for p in (day[0] / "topics").iterdir()]
+    best_share = 0.0
+    for doc in topics:
+        for bundles in doc.values():
+            for domains in bundles.values():
+                rates = [t["msgRateIn"] + t["msgRateOut"] for d in domains.values() for t in d.values()]
+                if len(rates) >= 2 and sum(rates) > 30_000:
+                    best_share = max(best_share, max(rates) / sum(rates))
+    assert best_share > 0.8
+
+
+def test_partitions_are_separate_topics_in_their_own_bundles(day):
+    names = [t for p in (day[0] / "topics").iterdir() for b in _load(day[0], f"topics/{p.name}").values()
+             for d in b.values() for dom in d.values() for t in dom]
+    assert any("-partition-" in n for n in names)
+
+
+def test_checker_reports_a_topic_under_the_wrong_bundle_and_a_broken_sum(day, tmp_path):
+    snap = Path(shutil.copytree(day[0], tmp_path / "snap"))
+    rel = next(f"topics/{p.name}" for p in (snap / "topics").iterdir() if _load(snap, f"topics/{p.name}"))
+    doc = _load(snap, rel)
+    ns, bundles = next(iter(doc.items()))
+    rng, domains = next(iter(bundles.items()))
+    topic = next(iter(domains["persistent"]))
+    domains["persistent"][topic]["msgRateIn"] += 1000.0
+    (snap / rel).write_text(json.dumps(doc))
+    messages = [str(f) for f in validate_snapshot(snap)]
+    assert any(topic.split("/")[0] in m or "msg_rate_in" in m for m in messages)
+    assert any(f"{ns}/{rng}.msg_rate_in" in m for m in messages)
+
+
+def test_checker_names_a_truncated_file(day, tmp_path):
+    snap = Path(shutil.copytree(day[0], tmp_path / "snap"))
+    victim = next((snap / "lb/brokers").iterdir())
+    victim.write_text(victim.read_text()[:100])
+    findings = validate_snapshot(snap)
+    assert any(f.file == f"lb/brokers/{victim.name}" and "expected valid JSON" in f.message for f in findings)
+
+
+def test_checker_flags_a_bundle_without_owner(day, tmp_path):
+    snap = Path(shutil.copytree(day[0], tmp_path / "snap"))
+    own = next(p for p in (snap / "ownership").iterdir() if json.loads(p.read_text()))
+    doc = json.loads(own.read_text())
+    dropped = next(iter(doc))
+    del doc[dropped]
+    own.write_text(json.dumps(doc))
+    assert any(f.field == dropped and "exactly one owner" in f.message for f in validate_snapshot(snap))
+
+
+@pytest.mark.parametrize("name, brokers, topics", [("M", 100, 100_000), ("L", 500, 1_000_000)])
+def test_large_presets_have_the_documented_size(name, brokers, topics):
+    assert (PRESETS[name].brokers, PRESETS[name].topics, PRESETS[name].snapshots) == (brokers, topics, 24)
