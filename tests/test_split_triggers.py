@@ -1,0 +1,104 @@
+"""Split triggers: the modular leader's BundleSplitterTask and the extensible per-broker strategy."""
+
+from lb_pipeline.algorithms.splits import range_equally_divide
+from lb_pipeline.algorithms.splits.common import SplitResult
+from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
+from lb_pipeline.model.config import PulsarConfig
+
+NS = "acme/orders"
+B1, B2 = f"{NS}/0x00000000_0x40000000", f"{NS}/0x40000000_0x80000000"
+
+
+def _stats(topics=10, rate=0.0, producers=1, consumers=1):
+    return {"topics": topics, "msgRateIn": rate, "msgRateOut": 0.0, "msgThroughputIn": 0.0, "msgThroughputOut": 0.0,
+            "producerCount": producers, "consumerCount": consumers}
+
+
+def _long_term(rate):
+    return {"longTermData": {"msgRateIn": rate, "msgRateOut": 0.0, "msgThroughputIn": 0.0, "msgThroughputOut": 0.0}}
+
+
+def test_modular_uses_long_term_rates_not_the_last_report():
+    brokers = {"b1": {"lastStats": {B1: _stats(rate=50_000.0), B2: _stats(rate=10.0)}}}
+    decisions = modular_split_candidates(brokers, {B1: _long_term(100.0), B2: _long_term(40_000.0)}, {NS: 4})
+    assert [(d.bundle, d.reason, d.selected) for d in decisions] == [(B2, "MsgRate", True)]
+    assert decisions[0].triggered[0].describe() == "MsgRate: 40,000 msg/s > 30,000 (1.33x the limit)"
+
+
+def test_modular_never_splits_a_bundle_with_fewer_than_two_topics():
+    brokers = {"b1": {"lastStats": {B1: _stats(topics=1, producers=5000)}}}
+    assert modular_split_candidates(brokers, {B1: _long_term(1e9)}, {NS: 4}) == []
+
+
+def test_modular_counts_topics_and_sessions_from_the_report():
+    brokers = {"b1": {"lastStats": {B1: _stats(topics=1001), B2: _stats(producers=600, consumers=401)}}}
+    reasons = {d.bundle: d.reason for d in modular_split_candidates(brokers, {}, {NS: 4})}
+    assert reasons == {B1: "Topics", B2: "Sessions"}
+
+
+def test_modular_namespace_cap_counts_splits_chosen_in_the_same_cycle():
+    brokers = {"b1": {"lastStats": {B1: _stats(topics=2000), B2: _stats(topics=2000)}}}
+    decisions = modular_split_candidates(brokers, {}, {NS: 127})
+    assert [d.selected for d in decisions] == [True, False]
+    assert "loadBalancerNamespaceMaximumBundles=128" in decisions[1].skipped
+
+
+def test_modular_split_disabled_by_config():
+    brokers = {"b1": {"lastStats": {B1: _stats(topics=2000)}}}
+    off = PulsarConfig({"loadBalancerAutoBundleSplitEnabled": "false"})
+    assert modular_split_candidates(brokers, {}, {NS: 4}, off) == []
+
+
+def _range(bundle):
+    return range_equally_divide(bundle)
+
+
+def test_extensible_splits_on_the_fourth_consecutive_hot_cycle():
+    strategy = ExtensibleSplitStrategy()
+    hot = {B1: _stats(rate=40_000.0)}
+    for cycle in range(3):
+        decisions = strategy.find_bundles_to_split("b1", hot, {NS: 4}, _range)
+        assert not any(d.selected for d in decisions), cycle
+    (decision,) = strategy.find_bundles_to_split("b1", hot, {NS: 4}, _range)
+    assert decision.selected and decision.reason == "MsgRate"
+    assert decision.boundary.boundaries == (0x20000000,)
+    assert B1 not in strategy.hit_count
+
+
+def test_extensible_cool_cycle_resets_the_hit_count():
+    strategy = ExtensibleSplitStrategy()
+    for stats in ({B1: _stats(rate=40_000.0)},) * 3 + ({B1: _stats(rate=1.0)},) + ({B1: _stats(rate=40_000.0)},):
+        decisions = strategy.find_bundles_to_split("b1", stats, {NS: 4}, _range)
+    assert strategy.hit_count[B1] == 1 and not any(d.selected for d in decisions)
+
+
+def test_extensible_reason_priority_is_topics_first():
+    strategy = ExtensibleSplitStrategy(PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0"}))
+    (d,) = strategy.find_bundles_to_split("b1", {B1: _stats(topics=5000, rate=1e6)}, {NS: 4}, _range)
+    assert d.reason == "Topics" and d.selected
+
+
+def test_extensible_cap_per_cycle_stops_the_loop():
+    config = PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
+                           "loadBalancerMaxNumberOfBundlesToSplitPerCycle": "1"})
+    strategy = ExtensibleSplitStrategy(config)
+    decisions = strategy.find_bundles_to_split("b1", {B1: _stats(topics=5000), B2: _stats(topics=5000)}, {NS: 4}, _range)
+    assert [d.bundle for d in decisions] == [B1]
+    assert B2 not in strategy.hit_count  # never evaluated in that cycle
+
+
+def test_extensible_needs_exactly_one_boundary():
+    strategy = ExtensibleSplitStrategy(PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0"}))
+
+    def two_cuts(bundle):
+        return SplitResult("flow_or_qps_equally_divide", bundle, (bundle.lower + 10, bundle.lower + 20), "two")
+
+    (d,) = strategy.find_bundles_to_split("b1", {B1: _stats(topics=5000)}, {NS: 4}, two_cuts)
+    assert not d.selected and "exactly one boundary" in d.skipped
+
+
+def test_extensible_skips_a_bundle_whose_neighbour_is_splitting():
+    strategy = ExtensibleSplitStrategy(PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0"}))
+    (d,) = strategy.find_bundles_to_split("b1", {B2: _stats(topics=5000)}, {NS: 4}, _range,
+                                          splitting={f"{NS}/0x40000000_0x60000000": "Splitting"})
+    assert not d.selected and "splitting" in d.skipped
