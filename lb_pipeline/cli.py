@@ -72,6 +72,19 @@ def _validate_snapshot(args) -> int:
     return 1 if bad else 0
 
 
+def _whatif_split(args) -> int:
+    import json
+
+    from lb_pipeline.snapshots.load import load_snapshot
+    from lb_pipeline.whatif.split import render_text, to_json, whatif_split
+
+    snap = load_snapshot(args.snapshot, profile=args.profile)
+    positions = [int(p, 0) for p in args.positions.split(",")] if args.positions else None
+    results = whatif_split(snap, args.namespace, args.assume_sustained, positions)
+    print(json.dumps(to_json(results), indent=2) if args.json else render_text(results, snap))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lb-pipeline", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -101,6 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--tolerance", type=float, default=1e-6, help="relative tolerance of sums (default 1e-6)")
     v.add_argument("--max-findings", type=int, default=20)
     v.set_defaults(func=_validate_snapshot)
+    w = sub.add_parser("whatif", help="what Pulsar would do now, on one snapshot")
+    wsub = w.add_subparsers(dest="whatif", required=True)
+    ws = wsub.add_parser("split", help="bundles that would split, each algorithm's boundaries and commands")
+    ws.add_argument("snapshot", help="a snapshot directory")
+    ws.add_argument("--namespace", help="only this tenant/namespace")
+    ws.add_argument("--assume-sustained", action="store_true",
+                    help="treat the snapshot's load as lasting long enough for the extensible hit-count threshold")
+    ws.add_argument("--positions", help="comma-separated positions for specified_positions_divide (hex or decimal)")
+    ws.add_argument("--profile", default="pulsar-4.0", help="Pulsar version profile for defaults")
+    ws.add_argument("--json", action="store_true", help="machine-readable output")
+    ws.set_defaults(func=_whatif_split)
     return parser
 
 

@@ -1,0 +1,122 @@
+"""Anti-affinity namespace groups across brokers and failure domains.
+
+Reproduces ``impl/LoadManagerShared`` (``getAntiAffinityNamespaceOwnedBrokers``,
+``filterAntiAffinityGroupOwnedBrokers``, ``shouldAntiAffinityNamespaceUnload``) and the extensible
+``AntiAffinityGroupPolicyHelper``. Two counting models:
+
+* modular: per broker, the number of **namespaces** of the group it owns at least one bundle of;
+* extensible: per broker, the number of **bundles** (Owned, with a destination) whose namespace is in the group.
+
+Group names compare case-insensitively; brokers outside every failure domain belong to ``"default"``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+DEFAULT_DOMAIN = "default"
+
+
+def _group_of(namespace: str, groups: Mapping[str, str | None]) -> str | None:
+    g = groups.get(namespace)
+    return g.lower() if g else None
+
+
+def owned_counts_modular(target_ns: str, ownership: Mapping[str, str], groups: Mapping[str, str | None]) -> dict[str, int] | None:
+    """``ownership``: bundle full name → owner broker. Counts namespaces of the target's group per broker;
+    ``None`` when the target namespace has no group (no filtering at all)."""
+    group = _group_of(target_ns, groups)
+    if group is None:
+        return None
+    per_broker: dict[str, set[str]] = defaultdict(set)
+    for bundle, broker in ownership.items():
+        ns = bundle.rsplit("/", 1)[0]
+        if _group_of(ns, groups) == group:
+            per_broker[broker].add(ns)
+    return {b: len(nss) for b, nss in per_broker.items()}
+
+
+def owned_counts_extensible(target_ns: str, ownership: Mapping[str, str], groups: Mapping[str, str | None]) -> dict[str, int] | None:
+    """Counts **bundles** of the target's group per broker (service-unit state entries in state Owned)."""
+    group = _group_of(target_ns, groups)
+    if group is None:
+        return None
+    counts: dict[str, int] = defaultdict(int)
+    for bundle, broker in ownership.items():
+        if broker and _group_of(bundle.rsplit("/", 1)[0], groups) == group:
+            counts[broker] += 1
+    return dict(counts)
+
+
+def filter_candidates(candidates: Iterable[str], counts: Mapping[str, int] | None,
+                      broker_domain: Mapping[str, str] | None = None, domains_enabled: bool = False) -> list[str]:
+    """``filterAntiAffinityGroupOwnedBrokers``: keep the domains, then the brokers, owning the fewest."""
+    kept = list(candidates)
+    if not kept or counts is None:
+        return kept
+    if domains_enabled and broker_domain:
+        dom_sum: dict[str, int] = defaultdict(int)
+        for b in kept:
+            dom_sum[broker_domain.get(b, DEFAULT_DOMAIN)] += counts.get(b, 0)
+        least_dom = min(dom_sum.values())
+        kept = [b for b in kept if dom_sum[broker_domain.get(b, DEFAULT_DOMAIN)] == least_dom]
+    least = 0 if any(b not in counts for b in kept) else min(counts[b] for b in kept)
+    if least == 0:
+        return [b for b in kept if counts.get(b, 0) == 0]
+    return [b for b in kept if counts[b] == least]
+
+
+def should_unload(current_broker: str, candidates: Iterable[str], counts: Mapping[str, int] | None) -> bool:
+    """``shouldAntiAffinityNamespaceUnload``: unload only if some candidate owns fewer of the group."""
+    if counts is None:
+        return True
+    candidates = list(candidates)
+    least = min((counts.get(b, 0) for b in candidates), default=0)
+    return least == 0 or counts.get(current_broker, 0) > least
+
+
+@dataclass(frozen=True)
+class AuditFinding:
+    group: str
+    scope: str  # "broker" or "domain"
+    place: str  # the broker or domain holding too many of the group
+    namespaces: tuple[str, ...]
+    count: int
+    least: int
+    message: str
+
+
+def audit(ownership: Mapping[str, str], groups: Mapping[str, str | None], brokers: Iterable[str],
+          broker_domain: Mapping[str, str] | None = None) -> list[AuditFinding]:
+    """Every anti-affinity group whose namespaces are unevenly spread: a broker (or domain) holding more than
+    one namespace of the group while another broker (domain) holds fewer."""
+    brokers = sorted(brokers)
+    by_group: dict[str, set[str]] = defaultdict(set)
+    for ns, g in groups.items():
+        if g:
+            by_group[g.lower()].add(ns)
+    findings = []
+    for group, namespaces in sorted(by_group.items()):
+        per_broker: dict[str, set[str]] = {b: set() for b in brokers}
+        for bundle, broker in ownership.items():
+            ns = bundle.rsplit("/", 1)[0]
+            if ns in namespaces and broker in per_broker:
+                per_broker[broker].add(ns)
+        scopes = [("broker", per_broker)]
+        if broker_domain:
+            per_domain: dict[str, set[str]] = defaultdict(set)
+            for b in brokers:
+                per_domain[broker_domain.get(b, DEFAULT_DOMAIN)] |= per_broker[b]
+            scopes.append(("domain", dict(per_domain)))
+        for scope, places in scopes:
+            if not places:
+                continue
+            least = min(len(v) for v in places.values())
+            for place, nss in sorted(places.items()):
+                if len(nss) > 1 and len(nss) > least:
+                    findings.append(AuditFinding(group, scope, place, tuple(sorted(nss)), len(nss), least,
+                                                 f"{scope} {place} holds {len(nss)} namespaces of group {group} "
+                                                 f"while another {scope} holds {least}"))
+    return findings

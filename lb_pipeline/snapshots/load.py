@@ -1,0 +1,99 @@
+"""Load one snapshot directory into plain Python (Pulsar-shaped JSON per part), for what-ifs on one instant.
+
+The nightly pipeline reads snapshots with Spark; this loader is for the CLI and tests, where one snapshot of
+one cluster fits in memory. Malformed files raise :class:`InputError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lb_pipeline.errors import InputError
+from lb_pipeline.ingest import parsers as p
+from lb_pipeline.model.bundles import NamespaceBundles, parse_boundaries
+from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
+from lb_pipeline.snapshots import layout
+
+
+@dataclass
+class Snapshot:
+    directory: Path
+    manifest: dict
+    brokers: list[str]
+    leader: str | None
+    reports: dict[str, dict]  # broker → LocalBrokerData
+    topics: dict[str, dict]  # broker → broker-stats topics
+    ownership: dict[str, str]  # bundle full name → owner broker
+    layouts: dict[str, NamespaceBundles]
+    groups: dict[str, str | None]  # namespace → anti-affinity group
+    bundle_data: dict[str, dict]  # bundle full name → BundleData
+    config: PulsarConfig
+    failure_domains: dict[str, str] = field(default_factory=dict)  # broker → domain
+
+    @property
+    def timestamp_ms(self) -> int:
+        return int(self.manifest["snapshotTimestampMs"])
+
+    def bundle_topics(self) -> dict[str, dict[str, dict]]:
+        """bundle full name → topic name → topic stats, over all brokers' ``broker-stats topics``."""
+        out: dict[str, dict[str, dict]] = {}
+        for doc in self.topics.values():
+            for ns, bundles in doc.items():
+                for rng, domains in bundles.items():
+                    target = out.setdefault(f"{ns}/{rng}", {})
+                    for topics in domains.values():
+                        target.update(topics)
+        return out
+
+
+def _json(root: Path, rel: str, required: bool = True):
+    path = root / rel
+    if not path.is_file():
+        if required:
+            raise InputError(str(path), "(file)", "the file to exist (see docs/snapshot-format.md)")
+        return None
+    try:
+        return p.load_json(path.read_bytes())
+    except p.FileProblem as exc:
+        raise InputError(str(path), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
+
+
+def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE) -> Snapshot:
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError(str(root), "(directory)", "a snapshot directory")
+    manifest = _json(root, layout.MANIFEST)
+    rows, problems = p.parse_manifest(manifest)
+    if problems:
+        raise InputError(str(root / layout.MANIFEST), problems[0].field, problems[0].reason.removeprefix("expected "))
+    brokers, leader = rows[0]["brokers"], rows[0]["leader"]
+    missing = set(rows[0]["missing_parts"])
+    reports, topics, ownership = {}, {}, {}
+    for b in brokers:
+        if layout.local_broker_data(b) not in missing:
+            reports[b] = _json(root, layout.local_broker_data(b))
+        if layout.topic_stats(b) not in missing:
+            topics[b] = _json(root, layout.topic_stats(b))
+        if layout.ownership(b) not in missing:
+            for bundle in _json(root, layout.ownership(b)) or {}:
+                ownership[bundle] = b
+    layouts, groups = {}, {}
+    for f in sorted((root / "namespaces").glob("*/*.json")):
+        ns = str(f.relative_to(root / "namespaces"))[: -len(".json")]
+        ns_rows, problems = p.parse_namespace(_json(root, str(f.relative_to(root))), ns)
+        if problems:
+            raise InputError(str(f), problems[0].field, problems[0].reason.removeprefix("expected "))
+        layouts[ns] = NamespaceBundles(ns, parse_boundaries(ns_rows[0]["boundaries"]))
+        groups[ns] = ns_rows[0]["anti_affinity_group"]
+    bundle_data = {}
+    for f in sorted((root / "lb" / "bundle-data").glob("*/*/*.json")):
+        bundle_data[str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]] = _json(root, str(f.relative_to(root)))
+    runtime = _json(root, layout.runtime_config(leader), required=False) if leader else None
+    dynamic = _json(root, layout.DYNAMIC_CONFIG, required=False)
+    domains = {}
+    for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
+        for b in (v or {}).get("brokers", []):
+            domains[b] = domain
+    return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
+                    config_from_snapshot(runtime or {}, dynamic or {}, profile), domains)

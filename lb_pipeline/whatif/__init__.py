@@ -1,0 +1,1 @@
+"""Quick what-ifs on one snapshot, for operators at the command line."""

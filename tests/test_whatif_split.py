@@ -1,0 +1,66 @@
+"""``lb-pipeline whatif split`` on generated snapshots."""
+
+import json
+import shlex
+
+import pytest
+
+from lb_pipeline.cli import main
+from lb_pipeline.snapshots.generate import generate
+from lb_pipeline.snapshots.load import load_snapshot
+from lb_pipeline.whatif import commands
+from lb_pipeline.whatif.split import whatif_split
+
+
+@pytest.fixture(scope="module")
+def busy_snapshot(tmp_path_factory):
+    dirs = generate(tmp_path_factory.mktemp("whatif"), "demo", seed=7, start="2026-01-15T15:00:00Z", snapshots=1)
+    return dirs[0]
+
+
+def test_hot_bundles_get_every_algorithms_cut_and_children_that_add_up(busy_snapshot):
+    results = whatif_split(load_snapshot(busy_snapshot), assume_sustained=True)
+    assert results
+    for r in results:
+        assert r.triggers and (r.modular == "split" or r.extensible == "split" or "skipped" in r.modular)
+        for o in r.outcomes:
+            if o.splits:
+                assert sum(c.topics for c in o.children) == r.topics
+                assert sum(c.msg_rate for c in o.children) == pytest.approx(r.msg_rate)
+                assert shlex.split(o.command)[:3] == ["pulsar-admin", "namespaces", "split-bundle"]
+
+
+def test_without_sustained_load_the_extensible_trigger_waits_for_its_hit_count(busy_snapshot):
+    results = whatif_split(load_snapshot(busy_snapshot))
+    assert any("consecutive cycle" in r.extensible for r in results)
+
+
+def test_single_topic_hot_bundle_is_flagged(busy_snapshot):
+    results = whatif_split(load_snapshot(busy_snapshot), assume_sustained=True)
+    assert any(r.no_split_helps for r in results)
+
+
+def test_namespace_filter(busy_snapshot):
+    results = whatif_split(load_snapshot(busy_snapshot), assume_sustained=True)
+    ns = results[0].bundle.rsplit("/", 1)[0]
+    assert {r.bundle.rsplit("/", 1)[0] for r in whatif_split(load_snapshot(busy_snapshot), ns, True)} == {ns}
+
+
+def test_commands_are_shell_quoted():
+    cmd = commands.split_bundle("ten'ant/ns x", "0x00000000_0x40000000", "topic_count_equally_divide")
+    assert shlex.split(cmd)[-1] == "ten'ant/ns x"
+    cmd = commands.unload_bundle("a/b", "0x00000000_0x40000000", "broker-1:8080")
+    assert shlex.split(cmd) == ["pulsar-admin", "namespaces", "unload", "a/b", "--bundle", "0x00000000_0x40000000",
+                                "--destinationBroker", "broker-1:8080"]
+
+
+def test_cli_json_output(busy_snapshot, capsys):
+    assert main(["whatif", "split", str(busy_snapshot), "--assume-sustained", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data and {"bundle", "outcomes", "no_split_helps"} <= set(data[0])
+
+
+def test_cli_names_the_missing_file_in_one_line(tmp_path, capsys):
+    assert main(["whatif", "split", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "manifest.json" in err and "\n" not in err
