@@ -18,6 +18,10 @@ from lb_pipeline.errors import LbError
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs
 
 
+# Dagster's console logger prints every engine event at DEBUG; the operator wants the INFO story.
+QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+
+
 def days_in(landing: str) -> list[str]:
     return sorted({d.name[:10] for d in iter_snapshot_dirs(landing)})
 
@@ -43,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{i}/{len(days)}] nightly run for {day}", flush=True)
         try:
             result = job.execute_in_process(partition_key=day, instance=instance, resources=resources,
-                                            raise_on_error=False)
+                                            raise_on_error=False, run_config=QUIET)
         except LbError as exc:
             print(f"lb-pipeline: {exc}", file=sys.stderr)
             return 2

@@ -359,7 +359,10 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
                 "bundleCount": len(reported), "topics": report["numTopics"],
                 "maxResourceUsage": report["maxResourceUsage"], "weightedMaxEMA": ema[b],
                 "msgThroughputEMA": tp_ema[b], "updatedAt": ts - 5_000, "reportedAt": ts - 10_000})
-            top = sorted(reported, key=lambda i: (b_tin[i] + b_tout[i]))[-10:]
+            # TopKBundles: the k largest, reported in ascending order (TransferShedder walks them that way);
+            # bundles of namespaces with policies (here: anti-affinity) are left out, as newer builds do.
+            eligible = [i for i in reported if c.bundle_ns[i] not in c.aa_group]
+            top = sorted(eligible, key=lambda i: (b_tin[i] + b_tout[i]))[-10:]
             writer.write_json(layout.top_bundles(bid), {"topBundlesLoadData": [
                 {"bundleName": f"{c.bundle_ns[i]}/{c.bundle_range[i]}", "stats": last_stats[
                     f"{c.bundle_ns[i]}/{c.bundle_range[i]}"]} for i in top]})
