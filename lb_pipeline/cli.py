@@ -85,6 +85,24 @@ def _whatif_split(args) -> int:
     return 0
 
 
+def _whatif_shed(args) -> int:
+    import json
+    from dataclasses import asdict
+
+    from lb_pipeline.snapshots.load import load_snapshot
+    from lb_pipeline.whatif.shed import STRATEGIES, render_text, whatif_shed
+
+    if not args.all and not args.strategy:
+        raise LbError("name a strategy with --strategy NAME or use --all")
+    if args.strategy and args.strategy not in STRATEGIES:
+        raise LbError(f"unknown strategy {args.strategy!r}; choose from {', '.join(STRATEGIES)}")
+    snap = load_snapshot(args.snapshot, profile=args.profile)
+    results = whatif_shed(snap, list(STRATEGIES) if args.all else [args.strategy], seed=args.seed,
+                          assume_sustained=not args.single_cycle)
+    print(json.dumps([asdict(r) for r in results], indent=2) if args.json else render_text(results, snap))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lb-pipeline", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -125,6 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
     ws.add_argument("--profile", default="pulsar-4.0", help="Pulsar version profile for defaults")
     ws.add_argument("--json", action="store_true", help="machine-readable output")
     ws.set_defaults(func=_whatif_split)
+    wh = wsub.add_parser("shed", help="what each shedding strategy would unload now, with destinations and commands")
+    wh.add_argument("snapshot", help="a snapshot directory")
+    wh.add_argument("--strategy", help="OverloadShedder, ThresholdShedder, UniformLoadShedder, AvgShedder, TransferShedder")
+    wh.add_argument("--all", action="store_true", help="every strategy, side by side")
+    wh.add_argument("--single-cycle", action="store_true",
+                    help="one cycle only (by default hit-count strategies see the load as sustained)")
+    wh.add_argument("--seed", type=int, default=0, help="seed of the placement strategies' random tie-breaks")
+    wh.add_argument("--profile", default="pulsar-4.0", help="Pulsar version profile for defaults")
+    wh.add_argument("--json", action="store_true")
+    wh.set_defaults(func=_whatif_shed)
     return parser
 
 

@@ -1,0 +1,100 @@
+"""``lb-pipeline whatif shed``: what each shedding strategy would unload right now from one snapshot."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+
+from lb_pipeline.algorithms.shedding.common import LoadData
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding, apply_unloads
+from lb_pipeline.algorithms.shedding.transfer_shedder import ExtensibleLoad, TransferShedder, derive_from_modular
+from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots.load import Snapshot
+from lb_pipeline.whatif import commands
+
+STRATEGIES = (*MODULAR_STRATEGIES, "TransferShedder")
+
+
+@dataclass(frozen=True)
+class StrategyWhatIf:
+    strategy: str
+    unloads: list[dict]
+    skips: list[dict]
+    notes: list[str]
+    spread_before: float  # population std of broker msg rates (in+out), msg/s
+    spread_after: float
+    commands: list[str]
+
+
+def _rate_spread(load: LoadData) -> float:
+    rates = [load.rate(b) for b in load.brokers]
+    return statistics.pstdev(rates) if len(rates) > 1 else 0.0
+
+
+def extensible_load(snap: Snapshot) -> ExtensibleLoad:
+    """The snapshot's own BrokerLoadData and top bundles when it has them, else derived from modular data."""
+    root = snap.directory
+    have = all((root / layout.broker_load_data(b)).is_file() and (root / layout.top_bundles(b)).is_file()
+               for b in snap.brokers)
+    if not have:
+        return derive_from_modular(snap.reports, snap.config, snap.timestamp_ms, groups=snap.groups,
+                                   owners=snap.ownership)
+    import json
+
+    brokers = {b: json.loads((root / layout.broker_load_data(b)).read_text()) for b in snap.brokers}
+    tops = {b: json.loads((root / layout.top_bundles(b)).read_text()).get("topBundlesLoadData", []) for b in snap.brokers}
+    return ExtensibleLoad(brokers, tops, list(snap.brokers), dict(snap.ownership),
+                          {ns for ns, g in snap.groups.items() if g}, source="BrokerLoadData and top bundles of the snapshot")
+
+
+def whatif_shed(snap: Snapshot, strategies: list[str], seed: int = 0, assume_sustained: bool = True) -> list[StrategyWhatIf]:
+    """Run each strategy once on the snapshot. With ``assume_sustained`` the hit-count based strategies
+    (AvgShedder, TransferShedder) are given the snapshot's load for as many cycles as their debounce needs."""
+    load, notes = LoadData.from_reports(snap.reports, snap.bundle_data)
+    out = []
+    for name in strategies:
+        if name == "TransferShedder":
+            ext = extensible_load(snap)
+            shedder = TransferShedder()
+            cycles = snap.config.get_int("loadBalancerSheddingConditionHitCountThreshold") + 1 if assume_sustained else 1
+            for _ in range(cycles):
+                result = shedder.find_bundles_for_unloading(ext, snap.config, snap.timestamp_ms)
+                if result.unloads:
+                    break
+            result.notes.insert(0, f"input: {ext.source}")
+        elif name in MODULAR_STRATEGIES:
+            run = ModularShedding.named(name, snap.config, seed)
+            cycles = 1
+            if assume_sustained and name == "AvgShedder":
+                cycles = max(snap.config.get_int("loadBalancerAvgShedderHitCountHighThreshold"),
+                             snap.config.get_int("loadBalancerAvgShedderHitCountLowThreshold"))
+            for i in range(cycles):
+                result = run.run_cycle(load, snap.config, snap.timestamp_ms + i * 60_000, snap.ownership, snap.groups)
+                if result.unloads:
+                    break
+        else:
+            raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
+        after = apply_unloads(load, result.unloads)
+        cmds = [commands.unload_bundle(u.bundle.rsplit("/", 1)[0], u.bundle.rsplit("/", 1)[1], u.destination)
+                for u in result.unloads]
+        out.append(StrategyWhatIf(name, [asdict(u) for u in result.unloads], [asdict(s) for s in result.skips],
+                                  notes + result.notes, _rate_spread(load), _rate_spread(after), cmds))
+    return out
+
+
+def render_text(results: list[StrategyWhatIf], snap: Snapshot) -> str:
+    lines = [f"Snapshot {snap.directory.name} of {snap.manifest.get('cluster')} ({len(snap.brokers)} brokers)"]
+    for r in results:
+        lines += ["", f"{r.strategy}: {len(r.unloads)} bundle(s) to move; msg-rate spread "
+                      f"{r.spread_before:,.0f} -> {r.spread_after:,.0f} msg/s"]
+        lines += [f"  note: {n}" for n in r.notes]
+        for u, cmd in zip(r.unloads, r.commands):
+            unit = u["amount_unit"]
+            lines.append(f"  {u['broker']} -> {u['destination'] or '(placement at lookup)'}: {u['bundle']} "
+                         f"[{u['reason']}: {u['metric']} {u['value']:.4g} vs {u['threshold']:.4g}; "
+                         f"bundle {u['bundle_load']:,.0f} of {u['amount']:,.0f} {unit}]")
+            lines.append(f"    $ {cmd}")
+        for s in r.skips[:10]:
+            where = " ".join(x for x in (s["broker"], s["bundle"]) if x)
+            lines.append(f"  skipped{' ' + where if where else ''}: {s['reason']}")
+    return "\n".join(lines)

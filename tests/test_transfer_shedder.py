@@ -1,0 +1,108 @@
+"""TransferShedder (extensible load manager): trigger, hit count, cool-down, transfer vs unload, guards."""
+
+import pytest
+
+from lb_pipeline.algorithms.shedding.transfer_shedder import ExtensibleLoad, TransferShedder, derive_from_modular
+from lb_pipeline.model.config import PulsarConfig
+
+NOW = 10_000_000
+MB = 1_000_000.0
+NO_DEBOUNCE = PulsarConfig({"loadBalancerSheddingConditionHitCountThreshold": "0"})
+
+
+def bld(load, tp, updated=NOW):
+    return {"weightedMaxEMA": load, "msgThroughputEMA": tp, "msgThroughputIn": tp, "msgThroughputOut": 0.0,
+            "updatedAt": updated}
+
+
+def tops(broker, sizes):
+    return [{"bundleName": f"t/{broker}/0x{i:08x}_0x{i + 1:08x}", "stats": {"msgThroughputIn": s, "msgThroughputOut": 0.0}}
+            for i, s in enumerate(sorted(sizes))]
+
+
+def cluster(loads, sizes=None):
+    brokers = {b: bld(l, 100 * MB * l) for b, l in loads.items()}
+    top = {b: tops(b, (sizes or {}).get(b, [5 * MB, 10 * MB, 20 * MB])) for b in loads}
+    return ExtensibleLoad(brokers, top, list(loads))
+
+
+def test_overloaded_cluster_transfers_from_max_to_min_with_destination():
+    load = cluster({"a": 0.9, "b": 0.2, "c": 0.1})
+    result = TransferShedder().find_bundles_for_unloading(load, NO_DEBOUNCE, NOW)
+    assert result.unloads
+    assert {(u.broker, u.destination) for u in result.unloads} == {("a", "c")}
+    # target = 90 MB/s x (0.9 - 0.1)/2 / 0.9 = 40 MB/s: 5 + 10 + 20 = 35 fit, one bundle is always left
+    assert result.unloads[0].amount == pytest.approx(40 * MB)
+    assert "std after" in result.notes[-1]
+
+
+def test_balanced_cluster_does_nothing_and_resets_the_hit_count():
+    shedder = TransferShedder(hit_count=2)
+    result = shedder.find_bundles_for_unloading(cluster({"a": 0.5, "b": 0.45, "c": 0.4}), PulsarConfig(), NOW)
+    assert not result.unloads and shedder.hit_count == 0
+
+
+def test_hit_count_must_exceed_the_threshold():
+    shedder, load = TransferShedder(), cluster({"a": 0.9, "b": 0.2, "c": 0.1})
+    for cycle in range(3):
+        assert not shedder.find_bundles_for_unloading(load, PulsarConfig(), NOW).unloads, cycle
+    assert shedder.find_bundles_for_unloading(load, PulsarConfig(), NOW).unloads
+
+
+def test_cool_down_blocks_until_the_source_reports_again():
+    shedder, load = TransferShedder(), cluster({"a": 0.9, "b": 0.2, "c": 0.1})
+    first = shedder.run_cycle(load, NO_DEBOUNCE, NOW)
+    assert first.unloads and shedder.recently_unloaded_brokers == {"a": NOW}
+    blocked = shedder.run_cycle(load, NO_DEBOUNCE, NOW + 60_000)  # "a" has not published new load data
+    assert not blocked.unloads and "CoolDown" in blocked.skips[0].reason
+    load.brokers["a"]["updatedAt"] = NOW + 200_000
+    for b in load.brokers.values():
+        b["updatedAt"] = NOW + 200_000
+    after = shedder.run_cycle(load, NO_DEBOUNCE, NOW + 200_000)
+    assert "a" not in shedder.recently_unloaded_brokers or after.unloads
+    assert not {u.bundle for u in first.unloads} & {u.bundle for u in after.unloads}  # grace period
+
+
+def test_unload_mode_leaves_the_destination_to_placement():
+    config = PulsarConfig({"loadBalancerSheddingConditionHitCountThreshold": "0", "loadBalancerTransferEnabled": "false"})
+    result = TransferShedder().find_bundles_for_unloading(cluster({"a": 0.9, "b": 0.2, "c": 0.1}), config, NOW)
+    assert result.unloads and all(u.destination is None for u in result.unloads)
+
+
+def test_a_broker_with_one_reported_bundle_keeps_it():
+    load = cluster({"a": 0.9, "b": 0.1}, {"a": [30 * MB], "b": [1 * MB]})
+    result = TransferShedder().find_bundles_for_unloading(load, NO_DEBOUNCE, NOW)
+    assert not result.unloads and result.skips[-1].reason == "NoBundles"
+
+
+def test_zero_throughput_and_policy_bundles_are_skipped():
+    load = cluster({"a": 0.9, "b": 0.1}, {"a": [0.0, 5 * MB, 6 * MB, 7 * MB]})
+    load.namespaces_with_policies = {"t/a"}
+    result = TransferShedder().find_bundles_for_unloading(load, NO_DEBOUNCE, NOW)
+    assert not result.unloads
+    load.namespaces_with_policies = set()
+    moved = TransferShedder().find_bundles_for_unloading(load, NO_DEBOUNCE, NOW).unloads
+    assert moved and all(u.bundle_load > 0 for u in moved)
+
+
+def test_outdated_and_missing_load_data():
+    load = cluster({"a": 0.9, "b": 0.1, "c": 0.2})
+    load.available.append("d")
+    result = TransferShedder().find_bundles_for_unloading(load, NO_DEBOUNCE, NOW)
+    assert "NoLoadData" in result.skips[0].reason
+    stale = cluster({"a": 0.9, "b": 0.1})
+    for d in stale.brokers.values():
+        d["updatedAt"] = NOW - 3_600_000
+    assert "OutDatedData" in TransferShedder().find_bundles_for_unloading(stale, NO_DEBOUNCE, NOW).skips[0].reason
+
+
+def test_derived_inputs_from_modular_reports():
+    def report(cpu, bundles):
+        return {"cpu": {"usage": cpu, "limit": 100.0}, "msgThroughputIn": 1e6, "msgThroughputOut": 0.0,
+                "lastStats": {b: {"msgThroughputIn": t, "msgThroughputOut": 0.0} for b, t in bundles.items()}}
+
+    load = derive_from_modular({"a": report(30, {"x/y/0x0_0x1": 0.0, "x/y/0x1_0x2": 5.0, "aa/z/0x0_0x1": 9.0}),
+                                "b": report(60, {})}, PulsarConfig(), NOW, groups={"aa/z": "group"})
+    assert load.brokers["a"]["weightedMaxEMA"] == pytest.approx(0.30000001907348633)
+    assert [t["bundleName"] for t in load.top_bundles["a"]] == ["x/y/0x1_0x2"]  # no zero, no policy bundles
+    assert "derived" in load.source
