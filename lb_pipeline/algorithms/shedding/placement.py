@@ -29,13 +29,18 @@ class LeastLongTermMessageRate:
 
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     name: str = "LeastLongTermMessageRate"
+    _scores: tuple = (None, {})  # (the LoadData scored, broker → score): shedding places many bundles per cycle
 
     def best(self, candidates: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
-        thr = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
-        weights = weights_of(config)
+        if self._scores[0] is not load:
+            thr = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+            weights = weights_of(config)
+            self._scores = (load, {b: float("inf") if weighted_max(load, b, weights) > thr else long_term_rate(load, b)
+                                   for b in load.brokers})
+        scores = self._scores[1]
         best, m = [], float("inf")
         for b in candidates:
-            s = float("inf") if weighted_max(load, b, weights) > thr else long_term_rate(load, b)
+            s = scores[b]
             if s < m:
                 best, m = [b], s
             elif s == m:
