@@ -113,13 +113,24 @@ def locate(path: str) -> tuple[str, datetime, str] | None:
     return m.group(1), ts, m.group(3)
 
 
-def parse_file(table: BronzeTable, path: str, content: bytes) -> tuple[list[dict], list[dict]]:
-    """Parse one file into (good rows, quarantine rows); never raises for bad input."""
+def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[str, list[str] | None] | None = None,
+               ) -> tuple[list[dict], list[dict]]:
+    """Parse one file into (good rows, quarantine rows); never raises for bad input.
+
+    ``manifests`` maps each complete snapshot directory of the day to the brokers its manifest lists; a file of
+    another directory (no manifest: incomplete or still being written) is quarantined whole, and rows about a
+    broker the manifest does not list are quarantined row by row.
+    """
     where = locate(path)
     if where is None:
         return [], [_quarantine(table, path, None, None, "(path)", "expected <cluster>/<YYYY-MM-DDTHH-MM-SSZ>/… in the path", content)]
     cluster, ts, rel = where
     common = {"cluster": cluster, "snapshot_ts": ts, "snapshot_date": ts.strftime("%Y-%m-%d"), "source_file": path}
+    snapshot_dir = path[: -len(rel) - 1]
+    if manifests is not None and table.name != "snapshots" and manifests.get(snapshot_dir) is None:
+        reason = ("the snapshot's manifest.json is itself quarantined" if snapshot_dir in manifests else
+                  "the snapshot directory has no manifest.json (incomplete or still being written)")
+        return [], [_quarantine(table, path, cluster, ts, "manifest.json", reason, content)]
     try:
         doc = p.load_json(content)
         rows, problems = table.parse(doc, rel)
@@ -132,10 +143,25 @@ def parse_file(table: BronzeTable, path: str, content: bytes) -> tuple[list[dict
         rows, problems = [], [exc.problem]
     except p.RowProblem as exc:  # a structural problem at the top of the file
         rows, problems = [], [p.Problem(exc.problem.field, exc.problem.reason, whole_file=True)]
+    if manifests is not None and table.name != "snapshots" and rows and "broker" in rows[0]:
+        listed = set(manifests[snapshot_dir])
+        unknown = [r for r in rows if r["broker"] not in listed]
+        if unknown:
+            rows = [r for r in rows if r["broker"] in listed]
+            problems = problems + [p.Problem("broker", f"expected a broker listed in manifest.json, got {unknown[0]['broker']!r} "
+                                            f"({len(unknown)} row(s))", whole_file=not rows)]
     good = [{**common, **r} for r in rows]
     bad = [_quarantine(table, path, cluster, ts, pr.field, pr.reason, content if pr.whole_file or len(content) <= 4096 else None)
            for pr in problems]
     return good, bad
+
+
+def _table_of(path: str) -> BronzeTable:
+    """The bronze table whose globs match a file (for quarantine records of files Spark never read)."""
+    import fnmatch
+
+    rel = (locate(path) or (None, None, path))[2]
+    return next((t for t in TABLES.values() if any(fnmatch.fnmatch(rel, g) for g in t.globs)), TABLES["snapshots"])
 
 
 def _quarantine(table, path, cluster, ts, field, reason, content) -> dict:
@@ -169,7 +195,7 @@ def _column_names(ddl: str) -> list[str]:
     return names
 
 
-def _mapper(table: BronzeTable):
+def _mapper(table: BronzeTable, manifests: dict[str, list[str]] | None):
     columns = _column_names(_parsed_schema(table))
 
     def run(batches: Iterator) -> Iterator:
@@ -178,7 +204,7 @@ def _mapper(table: BronzeTable):
         for batch in batches:
             out = []
             for path, content in zip(batch["path"], batch["content"]):
-                good, bad = parse_file(table, path, bytes(content))
+                good, bad = parse_file(table, path, bytes(content), manifests)
                 out.extend(good)
                 for q in bad:
                     out.append({"cluster": q["cluster"], "snapshot_ts": q["snapshot_ts"],
@@ -217,9 +243,35 @@ def read_files(spark, landing: str, day: str, globs: tuple[str, ...]):
     return out
 
 
-def parse_table(spark, landing: str, day: str, table: BronzeTable):
+def parse_table(spark, landing: str, day: str, table: BronzeTable, manifests: dict[str, list[str]] | None = None):
     """All rows (good and quarantined) of one bronze table for one day, parsed in the Python workers."""
-    return read_files(spark, landing, day, table.globs).mapInPandas(_mapper(table), _parsed_schema(table))
+    return read_files(spark, landing, day, table.globs).mapInPandas(_mapper(table, manifests), _parsed_schema(table))
+
+
+def list_day(spark, landing: str, day: str) -> tuple[list[str], list[str]]:
+    """(empty snapshot directories, zero-length files) of one day, as Spark names paths (``file:/…``).
+
+    Spark's file scans skip zero-length files, so they are found here (through Hadoop's FileSystem: metadata
+    only, and object stores work too) and quarantined instead of disappearing.
+    """
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    pattern = jvm.org.apache.hadoop.fs.Path(f"{landing.rstrip('/')}/*/{day}T*")
+    fs = pattern.getFileSystem(conf)
+    empty_dirs, empty_files = [], []
+    for st in fs.globStatus(pattern) or []:
+        if not st.isDirectory():
+            continue
+        files = fs.listFiles(st.getPath(), True)
+        seen = False
+        while files.hasNext():
+            f = files.next()
+            seen = True
+            if f.getLen() == 0:
+                empty_files.append(f.getPath().toString())
+        if not seen:
+            empty_dirs.append(st.getPath().toString())
+    return sorted(empty_dirs), sorted(empty_files)
 
 
 def good_rows(parsed, table: BronzeTable):
@@ -255,15 +307,32 @@ def ingest_day(spark, lake, landing: str, day: str, tables: list[str] | None = N
     from pyspark.sql import functions as F
 
     names = tables or list(TABLES)
-    parsed_frames = [parse_table(spark, landing, day, TABLES[name]).persist() for name in names]
+    snapshots = parse_table(spark, landing, day, TABLES["snapshots"]).persist()
+    # One small row per snapshot: complete directories with their brokers; None where the manifest is bad.
+    manifests: dict[str, list[str] | None] = {
+        r["source_file"][: -len("/manifest.json")]: None if r["_reason"] else list(r["brokers"] or [])
+        for r in snapshots.select("source_file", "brokers", "_reason").collect()
+    }
+    parsed_frames = [snapshots if name == "snapshots" else parse_table(spark, landing, day, TABLES[name], manifests).persist()
+                     for name in names]
+    if "snapshots" not in names:
+        parsed_frames.append(snapshots)  # unpersisted with the others; its quarantine rows are kept
+    empty_dirs, empty_files = list_day(spark, landing, day)
     results = {}
     try:
-        for name, parsed in zip(names, parsed_frames):
+        for name, parsed in zip(names, parsed_frames):  # zip stops before an appended snapshots frame
             results[name] = lake.write_partition(good_rows(parsed, TABLES[name]), "bronze", name, day)
             log(f"bronze/{name}: {results[name].rows} rows")
         quarantine = spark.createDataFrame([], QUARANTINE_SCHEMA)
         for parsed in parsed_frames:
             quarantine = quarantine.unionByName(quarantined_rows(parsed))
+        listed = [_quarantine(TABLES["snapshots"], d, *(locate(d + "/x") or (None, None))[:2], "(directory)",
+                              "expected a snapshot directory with manifest.json, got an empty directory", None)
+                  for d in empty_dirs]
+        listed += [_quarantine(_table_of(f), f, *(locate(f) or (None, None))[:2], "(file)",
+                               "expected a JSON document, got an empty file", b"") for f in empty_files]
+        if listed:
+            quarantine = quarantine.unionByName(spark.createDataFrame(listed, QUARANTINE_SCHEMA))
         quarantine = quarantine.withColumn("snapshot_date", F.coalesce("snapshot_date", F.lit(day)))
         q_result = lake.write_partition(quarantine, "bronze", "quarantine", day)
         counts = {name: 0 for name in results}
