@@ -57,3 +57,16 @@ def broker_usage(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
     meta = table_metadata(result, lk.read(s, "silver", "broker_usage", day))
     meta["weights"] = dg.MetadataValue.json(weights.__dict__)
     return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(key=["silver", "bundle_time_averages"], deps=[_bronze("bundle_reports"), _bronze("bundle_data")], **_COMMON)
+def bundle_time_averages(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """The leader's short/long-term bundle averages rebuilt from the series, compared with stored BundleData."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    df = silver.bundle_time_averages(lk.read(s, "bronze", "bundle_reports", day), lk.read(s, "bronze", "bundle_data", day))
+    result = lk.write_partition(df, "silver", "bundle_time_averages", day)
+    written = lk.read(s, "silver", "bundle_time_averages", day)
+    meta = table_metadata(result, written)
+    worst = written.agg({"long_msg_rate_rel_diff": "max"}).collect()[0][0]
+    meta["max_long_term_rel_diff_vs_stored"] = dg.MetadataValue.float(float(worst or 0.0))
+    return dg.MaterializeResult(metadata=meta)

@@ -56,3 +56,37 @@ def test_spark_percent_matches_java_float_on_edge_cases(spark):
     cases = [(30.0, 100.0), (60.0, 100.0), (999.0, 1000.0), (5.0, 0.0), (5.0, -1.0), (1.0e7, 3.0)]
     df = spark.createDataFrame(cases, "u double, l double").select(spark_percent_usage("u", "l").alias("p"))
     assert [r.p for r in df.collect()] == [percent_usage(u, l) for u, l in cases]
+
+
+def test_time_averages_follow_the_update_rule_on_a_hand_built_series(spark):
+    from datetime import datetime
+
+    from lb_pipeline.algorithms.time_average import update_loop
+    from lb_pipeline.transforms.silver import bundle_time_averages
+
+    t0, t1 = datetime(2026, 1, 15, 8), datetime(2026, 1, 15, 9)
+    reports = spark.createDataFrame(
+        [("c", t0, "2026-01-15", "a/b/0x00000000_0xffffffff", 100.0, 0.0, 1000.0, 0.0),
+         ("c", t1, "2026-01-15", "a/b/0x00000000_0xffffffff", 100.0, 0.0, 1000.0, 0.0),
+         ("c", t0, "2026-01-15", "a/c/0x00000000_0xffffffff", 100.0, 0.0, 1000.0, 0.0),
+         ("c", t1, "2026-01-15", "a/c/0x00000000_0xffffffff", 100.0, 0.0, 1000.0, 0.0)],
+        "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, msg_rate_in double, "
+        "msg_rate_out double, msg_throughput_in double, msg_throughput_out double")
+    ta = "num_samples int, msg_rate_in double, msg_rate_out double, msg_throughput_in double, msg_throughput_out double"
+    stored = spark.createDataFrame(
+        [("c", t0, "2026-01-15", "a/c/0x00000000_0xffffffff", 10, 200.0, 0.0, 2000.0, 0.0, 1000, 150.0, 0.0, 1500.0, 0.0)],
+        "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, "
+        + ", ".join(f"short_{c}" for c in ta.split(", ")) + ", " + ", ".join(f"long_{c}" for c in ta.split(", ")))
+    rows = {(r.bundle[2], r.snapshot_ts.hour): r for r in bundle_time_averages(reports, stored).collect()}
+    assert rows[("b", 8)].seeded_from == "default" and rows[("b", 8)].short_msg_rate_in == 100.0
+    assert rows[("b", 9)].short_num_samples == 10 and rows[("b", 9)].long_num_samples == 61
+    assert rows[("c", 8)].seeded_from == "stored" and rows[("c", 8)].long_msg_rate_in == 150.0
+    assert rows[("c", 9)].samples_since_previous == 60
+    assert rows[("c", 9)].short_msg_rate_in == pytest.approx(update_loop(10, 200.0, 100.0, 60, 10)[1])
+    assert rows[("c", 9)].long_msg_rate_in == pytest.approx(update_loop(1000, 150.0, 100.0, 60, 1000)[1])
+
+
+def test_rebuilt_averages_match_the_stored_bundle_data_of_the_generated_day(lake, spark):
+    df = lake.read(spark, "silver", "bundle_time_averages", DEMO_DAY).where("stored_long_msg_rate IS NOT NULL")
+    assert df.count() > 0
+    assert df.agg({"long_msg_rate_rel_diff": "max"}).collect()[0][0] < 1e-6

@@ -134,3 +134,74 @@ def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame, weights: 
     return (df.join(sums, [*SNAPSHOT_KEYS, "broker"], "left")
             .withColumn("totals_match_bundles", close("msg_rate_in", "bundles_msg_rate_in")
                         & close("msg_throughput_in", "bundles_msg_throughput_in")))
+
+
+TIME_AVERAGE_SCHEMA = (
+    "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, samples_since_previous int, "
+    "seeded_from string, short_num_samples int, short_msg_rate_in double, short_msg_rate_out double, "
+    "short_msg_throughput_in double, short_msg_throughput_out double, long_num_samples int, long_msg_rate_in double, "
+    "long_msg_rate_out double, long_msg_throughput_in double, long_msg_throughput_out double, "
+    "stored_short_msg_rate double, stored_long_msg_rate double, short_msg_rate_rel_diff double, "
+    "long_msg_rate_rel_diff double"
+)
+
+
+def _rebuild_time_averages(pdf, samples_per_minute: float):
+    """applyInPandas body: one bundle's snapshots in time order → rebuilt short/long averages."""
+    import pandas as pd
+
+    from lb_pipeline.algorithms.time_average import DEFAULT_SEED, FIELDS, LONG_SAMPLES, SHORT_SAMPLES, update
+
+    pdf = pdf.sort_values("snapshot_ts")
+    state, prev, out = None, None, []
+    for row in pdf.itertuples(index=False):
+        if state is None:
+            if pd.notna(row.stored_short_num_samples):
+                state = {w: {"n": int(getattr(row, f"stored_{w}_num_samples")),
+                             **{f: float(getattr(row, f"stored_{w}_{f}")) for f in FIELDS}} for w in ("short", "long")}
+                seeded, k = "stored", 0  # the stored value already includes this snapshot's samples
+            else:
+                state = {w: {"n": 0, **DEFAULT_SEED} for w in ("short", "long")}
+                seeded, k = "default", 1
+        else:
+            seeded = None
+            k = max(1, int(round((row.snapshot_ts - prev).total_seconds() / 60.0 * samples_per_minute)))
+        for w, window in (("short", SHORT_SAMPLES), ("long", LONG_SAMPLES)):
+            n0 = state[w]["n"]
+            for f in FIELDS:
+                state[w]["n"], state[w][f] = update(n0, state[w][f], float(getattr(row, f)), k, window)
+        prev = row.snapshot_ts
+        short_rate = state["short"]["msg_rate_in"] + state["short"]["msg_rate_out"]
+        long_rate = state["long"]["msg_rate_in"] + state["long"]["msg_rate_out"]
+        stored_short = (row.stored_short_msg_rate_in + row.stored_short_msg_rate_out) if pd.notna(row.stored_short_num_samples) else None
+        stored_long = (row.stored_long_msg_rate_in + row.stored_long_msg_rate_out) if pd.notna(row.stored_long_num_samples) else None
+
+        def rel(a, b):
+            return None if b is None else abs(a - b) / max(abs(b), 1e-9)
+
+        out.append({"cluster": row.cluster, "snapshot_ts": row.snapshot_ts, "snapshot_date": row.snapshot_date,
+                    "bundle": row.bundle, "samples_since_previous": k, "seeded_from": seeded,
+                    **{f"{w}_num_samples": state[w]["n"] for w in ("short", "long")},
+                    **{f"{w}_{f}": state[w][f] for w in ("short", "long") for f in FIELDS},
+                    "stored_short_msg_rate": stored_short, "stored_long_msg_rate": stored_long,
+                    "short_msg_rate_rel_diff": rel(short_rate, stored_short), "long_msg_rate_rel_diff": rel(long_rate, stored_long)})
+    columns = [c.split(" ")[0] for c in TIME_AVERAGE_SCHEMA.split(", ")]
+    frame = pd.DataFrame(out, columns=columns)
+    for col in ("seeded_from", "stored_short_msg_rate", "stored_long_msg_rate", "short_msg_rate_rel_diff",
+                "long_msg_rate_rel_diff"):
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+    return frame
+
+
+def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samples_per_minute: float = 1.0) -> DataFrame:
+    """Short- and long-term ``TimeAverageMessageData`` per bundle and snapshot, rebuilt the way the leader updates
+    them (one sample per bundle per broker report, ``samples_per_minute`` of them), seeded from the stored
+    ``BundleData`` at first sight where the snapshot had it, and compared with the stored values."""
+    rates = bundle_reports.groupBy(*SNAPSHOT_KEYS, "bundle").agg(
+        *[F.max(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
+    stored = bundle_data.select(*SNAPSHOT_KEYS, "bundle", *[
+        F.col(f"{w}_{c}").alias(f"stored_{w}_{c}") for w in ("short", "long")
+        for c in ("num_samples", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
+    joined = rates.join(stored, [*SNAPSHOT_KEYS, "bundle"], "left")
+    return joined.groupBy("cluster", "bundle").applyInPandas(
+        lambda pdf: _rebuild_time_averages(pdf, samples_per_minute), TIME_AVERAGE_SCHEMA)

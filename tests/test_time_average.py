@@ -1,0 +1,22 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lb_pipeline.algorithms.time_average import update, update_loop
+
+
+@given(st.integers(0, 1000), st.floats(0, 1e6), st.floats(0, 1e6), st.integers(0, 300), st.sampled_from([10, 1000]))
+def test_closed_form_equals_pulsars_sample_by_sample_rule(n, avg, x, k, window):
+    n = min(n, window)
+    got_n, got = update(n, avg, x, k, window)
+    want_n, want = update_loop(n, avg, x, k, window)
+    assert got_n == want_n
+    assert abs(got - want) <= 1e-9 * max(1.0, abs(want))
+
+
+def test_first_sample_replaces_the_default_seed():
+    assert update(0, 50.0, 1234.5, 1, 10) == (1, 1234.5)
+
+
+def test_full_window_is_an_exponential_average():
+    n, avg = update(10, 200.0, 100.0, 1, 10)
+    assert (n, avg) == (10, 190.0)
