@@ -103,6 +103,16 @@ def _whatif_shed(args) -> int:
     return 0
 
 
+def _collect(args) -> int:
+    from lb_pipeline.snapshots.collect import client_from_args, collect
+
+    path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False)
+    manifest = __import__("json").loads((path / "manifest.json").read_text())
+    state = "complete" if manifest["complete"] else f"INCOMPLETE, missing {', '.join(manifest['missingParts'])}"
+    print(f"snapshot written to {path} ({state})")
+    return 0 if manifest["complete"] else 3
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lb-pipeline", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -132,6 +142,20 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--tolerance", type=float, default=1e-6, help="relative tolerance of sums (default 1e-6)")
     v.add_argument("--max-findings", type=int, default=20)
     v.set_defaults(func=_validate_snapshot)
+    c = sub.add_parser("collect", help="take one snapshot of a live cluster through the admin REST API")
+    c.add_argument("--admin-url", required=True, help="e.g. http://pulsar-broker:8080 or https://…:8443")
+    c.add_argument("--out", default="landing", help="landing folder (default ./landing)")
+    c.add_argument("--cluster", help="cluster name (default: the first the admin API lists)")
+    c.add_argument("--token", help="auth token (prefer $LB_PULSAR_TOKEN or --token-file; never printed)")
+    c.add_argument("--token-file")
+    c.add_argument("--ca-file", help="CA bundle for TLS")
+    c.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+    c.add_argument("--broker-url-template", help="how to reach a broker, e.g. 'https://{host}:8443' (default: admin scheme + broker id)")
+    c.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
+    c.add_argument("--retries", type=int, default=2, help="retries per request (default 2)")
+    c.add_argument("--quiet", action="store_true")
+    c.set_defaults(func=_collect)
+
     w = sub.add_parser("whatif", help="what Pulsar would do now, on one snapshot")
     wsub = w.add_subparsers(dest="whatif", required=True)
     ws = wsub.add_parser("split", help="bundles that would split, each algorithm's boundaries and commands")

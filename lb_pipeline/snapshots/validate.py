@@ -90,7 +90,8 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
             owners[r["bundle"]].append(broker)
             if r["namespace"] in layouts and r["bundle_range"] not in {b.range for b in layouts[r["namespace"]].bundles}:
                 findings.append(Finding(rel, r["bundle"], "owned bundle is not in the namespace's bundle layout"))
-    for namespace, lay in layouts.items():
+    ownership_complete = not any(m.startswith("ownership/") for m in missing_parts)
+    for namespace, lay in (layouts.items() if ownership_complete else ()):
         for b in lay.bundles:
             holders = owners.get(b.name, [])
             if len(holders) != 1:
@@ -101,13 +102,16 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
                 findings.append(Finding("ownership/", bundle, f"owner {h} is not a live broker"))
 
     for broker in brokers:
-        _check_broker(root, broker, layouts, owners, tolerance, findings)
+        _check_broker(root, broker, layouts, owners, tolerance, findings, missing_parts)
     return findings
 
 
-def _check_broker(root, broker, layouts, owners, tolerance, findings) -> None:
+def _check_broker(root, broker, layouts, owners, tolerance, findings, missing_parts) -> None:
     rel_report, rel_topics = layout.local_broker_data(broker), layout.topic_stats(broker)
-    report, topics = _read(root, rel_report, findings), _read(root, rel_topics, findings)
+    if rel_report in missing_parts:
+        return
+    report = _read(root, rel_report, findings)
+    topics = None if rel_topics in missing_parts else _read(root, rel_topics, findings)
     if report is None:
         return
     broker_rows, problems, stat_rows, stat_problems = p.parse_local_broker_data(report, broker)
@@ -122,7 +126,7 @@ def _check_broker(root, broker, layouts, owners, tolerance, findings) -> None:
                 findings.append(Finding(rel_report, total, f"broker total {b[col]:.6g} != sum of lastStats {s:.6g}"))
         if set(b["bundles"]) != set(stats):
             findings.append(Finding(rel_report, "bundles", "differs from the keys of lastStats"))
-    for name in stats:
+    for name in stats if layout.ownership(broker) not in missing_parts else ():
         if broker not in owners.get(name, []):
             findings.append(Finding(rel_report, f"lastStats[{name}]", f"reported by {broker}, which does not own it"))
     if topics is None:
