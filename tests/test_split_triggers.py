@@ -102,3 +102,19 @@ def test_extensible_skips_a_bundle_whose_neighbour_is_splitting():
     (d,) = strategy.find_bundles_to_split("b1", {B2: _stats(topics=5000)}, {NS: 4}, _range,
                                           splitting={f"{NS}/0x40000000_0x60000000": "Splitting"})
     assert not d.selected and "splitting" in d.skipped
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(100, 128), st.lists(st.integers(0, 5000), min_size=1, max_size=20), st.integers(1, 128))
+def test_splits_never_exceed_the_namespace_maximum(existing, topic_counts, maximum):
+    config = PulsarConfig({"loadBalancerNamespaceMaximumBundles": str(maximum),
+                           "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0"})
+    stats = {f"{NS}/0x{i:08x}_0x{i + 1000:08x}": _stats(topics=t) for i, t in enumerate(topic_counts)}
+    modular = modular_split_candidates({"b1": {"lastStats": stats}}, {}, {NS: existing}, config)
+    assert existing + sum(d.selected for d in modular) <= max(existing, maximum)
+    extensible = ExtensibleSplitStrategy(config).find_bundles_to_split("b1", stats, {NS: existing}, _range)
+    assert existing + sum(d.selected for d in extensible) <= max(existing, maximum)
