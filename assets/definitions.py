@@ -6,10 +6,10 @@ executor would start a JVM per step (~10 s each).
 
 import dagster as dg
 
-from assets import ingest, stats
+from assets import ingest, shedding, splits, stats
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
-all_assets = dg.load_assets_from_modules([ingest, stats])
+all_assets = dg.load_assets_from_modules([ingest, stats, splits, shedding])
 
 nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all())
 

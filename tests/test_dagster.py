@@ -21,7 +21,7 @@ def test_asset_keys_mirror_the_lake_and_groups_follow_stages():
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert {"bronze/topic_stats", "bronze/quarantine", "silver/bundle_stats", "silver/broker_usage"} <= keys
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
-    assert {"ingest", "stats"} <= groups
+    assert {"ingest", "stats", "splits", "shedding"} <= groups
     for k in graph.get_all_asset_keys():
         layer = k.path[0]
         assert layer in {"bronze", "silver", "gold", "reports"}
@@ -74,7 +74,7 @@ def test_webserver_lists_the_asset_groups(tmp_path):
         import json
 
         nodes = json.loads(body)["data"]["assetNodes"]
-        assert {"ingest", "stats"} <= {n["groupName"] for n in nodes}
+        assert {"ingest", "stats", "splits", "shedding"} <= {n["groupName"] for n in nodes}
         assert ["silver", "broker_usage"] in [n["assetKey"]["path"] for n in nodes]
     finally:
         proc.terminate()

@@ -1,0 +1,47 @@
+"""Stage ``shedding``: every shedding strategy replayed over the day, anti-affinity audit, broker load summary."""
+
+import dagster as dg
+
+from assets.gold_common import day_config, key, options
+from assets.metadata import table_metadata
+from assets.resources import LakeResource, SparkResource
+from lb_pipeline.transforms import gold
+
+
+@dg.asset(key=["gold", "shedding_decisions"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
+                                                    key("silver", "bundle_time_averages"), key("bronze", "ownership"),
+                                                    key("bronze", "namespaces"), key("bronze", "config")],
+          **options("shedding"))
+def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """What each of the five shedding strategies would unload at each snapshot, with state carried over."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    df = gold.shedding_decisions(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
+                                 lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "ownership", day),
+                                 lk.read(s, "bronze", "namespaces", day), day_config(s, lk, day))
+    result = lk.write_partition(df, "gold", "shedding_decisions", day)
+    written = lk.read(s, "gold", "shedding_decisions", day)
+    meta = table_metadata(result, written)
+    meta["unloads_by_strategy"] = dg.MetadataValue.json(
+        {r["strategy"]: r["count"] for r in written.groupBy("strategy").count().collect()})
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(key=["gold", "anti_affinity_audit"], deps=[key("bronze", "ownership"), key("bronze", "namespaces"),
+                                                     key("bronze", "failure_domains"), key("bronze", "snapshots")],
+          **options("shedding"))
+def anti_affinity_audit(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """Anti-affinity groups whose namespaces are unevenly spread across brokers or failure domains."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    df = gold.anti_affinity_audit(lk.read(s, "bronze", "ownership", day), lk.read(s, "bronze", "namespaces", day),
+                                  lk.read(s, "bronze", "failure_domains", day), lk.read(s, "bronze", "snapshots", day))
+    result = lk.write_partition(df, "gold", "anti_affinity_audit", day)
+    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "anti_affinity_audit", day)))
+
+
+@dg.asset(key=["gold", "broker_load_summary"], deps=[key("silver", "broker_usage")], **options("shedding"))
+def broker_load_summary(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """Per broker over the day: mean and peak usage, the resource that drives it, traffic."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    result = lk.write_partition(gold.broker_load_summary(lk.read(s, "silver", "broker_usage", day)), "gold",
+                                "broker_load_summary", day)
+    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "broker_load_summary", day)))

@@ -1,0 +1,32 @@
+"""Stage ``splits``: the split triggers and every split algorithm replayed over the day (gold)."""
+
+import dagster as dg
+
+from assets.gold_common import day_config, key, options
+from assets.metadata import table_metadata
+from assets.resources import LakeResource, SparkResource
+from lb_pipeline.transforms import gold
+
+
+@dg.asset(key=["gold", "split_triggers"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
+                                                key("silver", "bundle_time_averages"), key("bronze", "namespaces"),
+                                                key("bronze", "config")], **options("splits"))
+def split_triggers(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """Bundles the modular BundleSplitterTask and the extensible hit-count strategy would split, and why."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    df = gold.split_triggers(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
+                             lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "namespaces", day),
+                             day_config(s, lk, day))
+    result = lk.write_partition(df, "gold", "split_triggers", day)
+    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "split_triggers", day)))
+
+
+@dg.asset(key=["gold", "split_recommendations"], deps=[key("gold", "split_triggers"), key("bronze", "topic_stats")],
+          **options("splits"))
+def split_recommendations(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """Each automatic split algorithm's boundaries, children and command for every flagged bundle."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    df = gold.split_boundaries(lk.read(s, "gold", "split_triggers", day), lk.read(s, "bronze", "topic_stats", day),
+                               day_config(s, lk, day))
+    result = lk.write_partition(df, "gold", "split_recommendations", day)
+    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "split_recommendations", day)))

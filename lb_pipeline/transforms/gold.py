@@ -1,0 +1,253 @@
+"""Gold: Pulsar's split and shedding algorithms replayed over the day's snapshots, on Spark.
+
+The algorithms are the pure-Python modules of ``lb_pipeline.algorithms``; Spark applies them per group with
+``applyInPandas``: per snapshot for split boundaries (topic rows of hot bundles only), per cluster in time order
+for the strategies that carry state from cycle to cycle (shedders, the extensible split trigger). One replay
+cycle per snapshot: with hourly snapshots, hit counts and EMAs advance once an hour instead of once a minute —
+the tables say so in ``cycle_note``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lb_pipeline.algorithms import anti_affinity as aa
+from lb_pipeline.algorithms.shedding.common import LoadData
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
+from lb_pipeline.algorithms.shedding.transfer_shedder import DerivedLoadState, TransferShedder, derive_from_modular
+from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, split_boundary
+from lb_pipeline.algorithms.splits.common import TopicLoad
+from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
+from lb_pipeline.model.bundles import Bundle, parse_range
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.whatif import commands
+
+KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
+CYCLE_NOTE = "one replay cycle per snapshot"
+_RESOURCES = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
+_JSON_NAMES = {"cpu": "cpu", "memory": "memory", "direct_memory": "directMemory", "bandwidth_in": "bandwidthIn",
+               "bandwidth_out": "bandwidthOut"}
+
+
+def _reports(brokers: pd.DataFrame, bundles: pd.DataFrame) -> dict[str, dict]:
+    """``LocalBrokerData``-shaped dicts from bronze rows of one snapshot."""
+    stats: dict[str, dict] = {}
+    for r in (bundles.itertuples(index=False) if not bundles.empty else ()):
+        stats.setdefault(r.broker, {})[r.bundle] = {
+            "msgRateIn": r.msg_rate_in, "msgRateOut": r.msg_rate_out, "msgThroughputIn": r.msg_throughput_in,
+            "msgThroughputOut": r.msg_throughput_out, "consumerCount": int(r.consumer_count),
+            "producerCount": int(r.producer_count), "topics": int(r.topics)}
+    out = {}
+    if brokers.empty:
+        return out
+    for r in brokers.sort_values("broker").itertuples(index=False):
+        d = {_JSON_NAMES[k]: {"usage": getattr(r, f"{k}_usage"), "limit": getattr(r, f"{k}_limit")} for k in _RESOURCES}
+        d.update(msgRateIn=r.msg_rate_in, msgRateOut=r.msg_rate_out, msgThroughputIn=r.msg_throughput_in,
+                 msgThroughputOut=r.msg_throughput_out, lastStats=stats.get(r.broker, {}),
+                 bundles=sorted(stats.get(r.broker, {})))
+        out[r.broker] = d
+    return out
+
+
+def _bundle_data(averages: pd.DataFrame) -> dict[str, dict]:
+    out = {}
+    if averages.empty:
+        return out
+    for r in averages.itertuples(index=False):
+        out[r.bundle] = {w: {"numSamples": int(getattr(r, f"{p}_num_samples")), "msgRateIn": getattr(r, f"{p}_msg_rate_in"),
+                             "msgRateOut": getattr(r, f"{p}_msg_rate_out"), "msgThroughputIn": getattr(r, f"{p}_msg_throughput_in"),
+                             "msgThroughputOut": getattr(r, f"{p}_msg_throughput_out")}
+                         for w, p in (("shortTermData", "short"), ("longTermData", "long"))}
+    return out
+
+
+def _tagged(df: DataFrame, kind: str) -> DataFrame:
+    """Pack rows of one input into a JSON column so several inputs share one applyInPandas group."""
+    return df.select(*KEYS, F.lit(kind).alias("kind"), F.to_json(F.struct(*[c for c in df.columns if c not in KEYS])).alias("row"))
+
+
+def _unpack(pdf: pd.DataFrame, kind: str) -> pd.DataFrame:
+    rows = [json.loads(x) for x in pdf.loc[pdf["kind"] == kind, "row"]]
+    return pd.DataFrame(rows)
+
+
+def _meta(pdf: pd.DataFrame, field: str, default: str):
+    """A snapshot's one ``meta`` row (JSON of small per-snapshot maps) → the parsed value of ``field``."""
+    rows = pdf.loc[pdf["kind"] == "meta", "row"]
+    if rows.empty:
+        return json.loads(default)
+    return json.loads(json.loads(rows.iloc[0]).get(field) or default)
+
+
+def _meta_rows(df: DataFrame) -> DataFrame:
+    return df.select(*KEYS, F.lit("meta").alias("kind"),
+                     F.to_json(F.struct(*[c for c in df.columns if c not in KEYS])).alias("row"))
+
+
+SHEDDING_SCHEMA = (
+    "cluster string, snapshot_ts timestamp, snapshot_date string, strategy string, broker string, bundle string, "
+    "destination string, reason string, metric string, value double, threshold double, amount double, "
+    "amount_unit string, bundle_load double, command string, cycle_note string"
+)
+
+
+def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.DataFrame:
+    modular = {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
+    transfer, derived = TransferShedder(), DerivedLoadState()
+    out = []
+    for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
+        reports = _reports(_unpack(snap, "broker"), _unpack(snap, "bundle"))
+        ownership = {r["bundle"]: r["broker"] for r in _meta(snap, "ownership", "[]")}
+        groups = _meta(snap, "groups", "{}")
+        load = LoadData(reports, _bundle_data(_unpack(snap, "average")))
+        now = int(pd.Timestamp(ts).timestamp() * 1000)
+        results = [(name, run.run_cycle(load, config, now, ownership, groups)) for name, run in modular.items()]
+        ext = derive_from_modular(reports, config, now, derived, groups, ownership)
+        results.append(("TransferShedder", transfer.run_cycle(ext, config, now)))
+        for name, result in results:
+            for u in result.unloads:
+                ns, rng = u.bundle.rsplit("/", 1)
+                out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "strategy": name,
+                            "broker": u.broker, "bundle": u.bundle, "destination": u.destination, "reason": u.reason,
+                            "metric": u.metric, "value": float(u.value), "threshold": float(u.threshold),
+                            "amount": float(u.amount), "amount_unit": u.amount_unit, "bundle_load": float(u.bundle_load),
+                            "command": commands.unload_bundle(ns, rng, u.destination), "cycle_note": CYCLE_NOTE})
+    return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SHEDDING_SCHEMA.split(", ")])
+
+
+def _ownership_and_groups(ownership: DataFrame, namespaces: DataFrame) -> DataFrame:
+    """Per snapshot: the ownership map and the anti-affinity groups, as JSON (small)."""
+    own = ownership.groupBy(*KEYS).agg(F.to_json(F.collect_list(F.struct("bundle", "broker"))).alias("ownership"))
+    grp = namespaces.groupBy(*KEYS).agg(
+        F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "anti_affinity_group")))).alias("groups"))
+    return own.join(grp, KEYS, "full")
+
+
+def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
+                       ownership: DataFrame, namespaces: DataFrame, config: PulsarConfig, seed: int = 0) -> DataFrame:
+    """Every shedding strategy replayed over the snapshots of each cluster, in time order, state carried over."""
+    tagged = (_tagged(broker_reports, "broker").unionByName(_tagged(bundle_reports, "bundle"))
+              .unionByName(_tagged(time_averages, "average"))
+              .unionByName(_meta_rows(_ownership_and_groups(ownership, namespaces))))
+    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
+
+
+SPLIT_TRIGGER_SCHEMA = (
+    "cluster string, snapshot_ts timestamp, snapshot_date string, trigger string, bundle string, broker string, "
+    "selected boolean, reason string, detail string, skipped string, cycle_note string"
+)
+
+
+def _replay_split_triggers(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
+    strategies: dict[str, ExtensibleSplitStrategy] = {}
+    out = []
+    for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
+        reports = _reports(_unpack(snap, "broker"), _unpack(snap, "bundle"))
+        counts = _meta(snap, "counts", "{}")
+        decisions = [("modular", d) for d in modular_split_candidates(reports, _bundle_data(_unpack(snap, "average")),
+                                                                      counts, config)]
+        for broker, report in reports.items():  # boundaries of the extensible path are computed in split_boundaries
+            strategy = strategies.setdefault(broker, ExtensibleSplitStrategy(config))
+            decisions += [("extensible", d) for d in strategy.find_bundles_to_split(
+                broker, report["lastStats"], counts, lambda b: split_boundary("range_equally_divide", b, [], config))]
+        for trigger, d in decisions:
+            out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "trigger": trigger,
+                        "bundle": d.bundle, "broker": d.broker, "selected": d.selected, "reason": d.reason,
+                        "detail": "; ".join(t.describe() for t in d.triggered), "skipped": d.skipped,
+                        "cycle_note": CYCLE_NOTE})
+    frame = pd.DataFrame(out, columns=[c.split(" ")[0] for c in SPLIT_TRIGGER_SCHEMA.split(", ")])
+    frame["skipped"] = frame["skipped"].astype(object).where(frame["skipped"].notna(), None)
+    return frame
+
+
+def split_triggers(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
+                   namespaces: DataFrame, config: PulsarConfig) -> DataFrame:
+    """Which bundles the modular (BundleSplitterTask) and the extensible (hit-count) triggers would split."""
+    counts = namespaces.groupBy(*KEYS).agg(
+        F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "num_bundles")))).alias("counts"))
+    tagged = (_tagged(broker_reports, "broker").unionByName(_tagged(bundle_reports, "bundle"))
+              .unionByName(_tagged(time_averages, "average")).unionByName(_meta_rows(counts)))
+    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, config), SPLIT_TRIGGER_SCHEMA)
+
+
+SPLIT_SCHEMA = (
+    "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, algorithm string, splits boolean, "
+    "boundaries array<string>, children array<string>, child_topics array<int>, child_msg_rate array<double>, "
+    "reason string, hottest_topic_share double, command string"
+)
+
+
+def _boundaries_for_bundle(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
+    first = pdf.iloc[0]
+    ns, rng = first["namespace"], first["bundle_range"]
+    lower, upper = parse_range(rng)
+    bundle = Bundle(ns, lower, upper)
+    topics = [TopicLoad.from_stats(r.topic, {"msgRateIn": r.msg_rate_in, "msgRateOut": r.msg_rate_out,
+                                             "msgThroughputIn": r.msg_throughput_in, "msgThroughputOut": r.msg_throughput_out})
+              for r in pdf.itertuples(index=False)]
+    total = sum(t.msg_rate for t in topics)
+    share = max((t.msg_rate for t in topics), default=0.0) / total if total else 0.0
+    out = []
+    for alg in AUTOMATIC_ALGORITHMS:
+        result = split_boundary(alg, bundle, topics, config)
+        children = result.children
+        out.append({"cluster": first["cluster"], "snapshot_ts": first["snapshot_ts"], "snapshot_date": first["snapshot_date"],
+                    "bundle": bundle.name, "algorithm": alg, "splits": result.splits, "boundaries": result.boundaries_hex(),
+                    "children": [c.range for c in children],
+                    "child_topics": [sum(c.contains_hash(t.hash) for t in topics) for c in children],
+                    "child_msg_rate": [sum(t.msg_rate for t in topics if c.contains_hash(t.hash)) for c in children],
+                    "reason": result.failure or result.reason, "hottest_topic_share": share,
+                    "command": commands.split_bundle(ns, rng, alg) if result.splits else None})
+    return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SPLIT_SCHEMA.split(", ")])
+
+
+def split_boundaries(triggers: DataFrame, topic_stats: DataFrame, config: PulsarConfig) -> DataFrame:
+    """Each automatic algorithm's boundaries and children for every bundle a trigger flagged (topic rows of those
+    bundles only, grouped per snapshot and bundle)."""
+    hot = triggers.select(*KEYS, "bundle").distinct()
+    topics = topic_stats.join(hot, [*KEYS, "bundle"], "left_semi")
+    return topics.groupBy(*KEYS, "bundle").applyInPandas(lambda pdf: _boundaries_for_bundle(pdf, config), SPLIT_SCHEMA)
+
+
+AUDIT_SCHEMA = ("cluster string, snapshot_ts timestamp, snapshot_date string, group_name string, scope string, "
+                "place string, namespaces array<string>, count int, least int, message string")
+
+
+def _audit(pdf: pd.DataFrame) -> pd.DataFrame:
+    out = []
+    for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
+        ownership = {r["bundle"]: r["broker"] for r in json.loads(snap["ownership"].iloc[0] or "[]")}
+        groups = json.loads(snap["groups"].iloc[0] or "{}")
+        domains = json.loads(snap["domains"].iloc[0] or "{}")
+        brokers = json.loads(snap["brokers"].iloc[0] or "[]")
+        for f in aa.audit(ownership, groups, brokers, domains or None):
+            out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "group_name": f.group,
+                        "scope": f.scope, "place": f.place, "namespaces": list(f.namespaces), "count": f.count,
+                        "least": f.least, "message": f.message})
+    return pd.DataFrame(out, columns=[c.split(" ")[0] for c in AUDIT_SCHEMA.split(", ")])
+
+
+def anti_affinity_audit(ownership: DataFrame, namespaces: DataFrame, failure_domains: DataFrame,
+                        snapshots: DataFrame) -> DataFrame:
+    """Every anti-affinity group unevenly spread across brokers or failure domains, per snapshot."""
+    dom = failure_domains.groupBy(*KEYS).agg(
+        F.to_json(F.map_from_entries(F.collect_list(F.struct("broker", "domain")))).alias("domains"))
+    live = snapshots.select(*KEYS, F.to_json("brokers").alias("brokers"))
+    joined = _ownership_and_groups(ownership, namespaces).join(dom, KEYS, "left").join(live, KEYS, "inner")
+    return joined.groupBy("cluster").applyInPandas(_audit, AUDIT_SCHEMA)
+
+
+def broker_load_summary(broker_usage: DataFrame) -> DataFrame:
+    """Per broker over the day: mean and peak of the max usage, its driving resource, traffic."""
+    return broker_usage.groupBy("cluster", "snapshot_date", "broker").agg(
+        F.count("*").alias("snapshots"), F.avg("max_usage").alias("mean_max_usage"),
+        F.max("max_usage").alias("peak_max_usage"), F.avg("weighted_max_usage").alias("mean_weighted_max_usage"),
+        F.mode("driving_resource").alias("driving_resource"),
+        F.avg(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("mean_msg_rate"),
+        F.max(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("peak_msg_rate"),
+        F.avg(F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("mean_throughput"),
+        F.sum(F.when(F.col("max_usage") > 0.85, 1).otherwise(0)).alias("snapshots_over_85pct"))
