@@ -3,7 +3,7 @@
 
 import dagster as dg
 
-from assets.metadata import table_metadata
+from assets.common import table_metadata
 from assets.partitions import daily
 from assets.resources import LakeResource, LandingResource, SparkResource
 from lb_pipeline.ingest.bronze import TABLES, ingest_day

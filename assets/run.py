@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"nightly run for {day} failed: {cause}", file=sys.stderr)
             return 1
     print("\nDelta tables:")
-    for layer in ("bronze", "silver"):
+    for layer in ("bronze", "silver", "gold"):
         for table in sorted(p.name for p in (Path(lake) / layer).iterdir() if p.is_dir()):
             print(f"  {layer}/{table}: {Path(lake) / layer / table}")
     return 0

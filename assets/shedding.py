@@ -2,8 +2,7 @@
 
 import dagster as dg
 
-from assets.gold_common import day_config, key, options
-from assets.metadata import table_metadata
+from assets.common import day_config, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.transforms import gold
 
@@ -18,9 +17,7 @@ def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, 
     df = gold.shedding_decisions(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                                  lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "ownership", day),
                                  lk.read(s, "bronze", "namespaces", day), day_config(s, lk, day))
-    result = lk.write_partition(df, "gold", "shedding_decisions", day)
-    written = lk.read(s, "gold", "shedding_decisions", day)
-    meta = table_metadata(result, written)
+    written, meta = write_table(s, lk, df, "gold", "shedding_decisions", day)
     meta["unloads_by_strategy"] = dg.MetadataValue.json(
         {r["strategy"]: r["count"] for r in written.groupBy("strategy").count().collect()})
     return dg.MaterializeResult(metadata=meta)
@@ -34,14 +31,12 @@ def anti_affinity_audit(context: dg.AssetExecutionContext, spark: SparkResource,
     day, s, lk = context.partition_key, spark.session, lake.lake
     df = gold.anti_affinity_audit(lk.read(s, "bronze", "ownership", day), lk.read(s, "bronze", "namespaces", day),
                                   lk.read(s, "bronze", "failure_domains", day), lk.read(s, "bronze", "snapshots", day))
-    result = lk.write_partition(df, "gold", "anti_affinity_audit", day)
-    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "anti_affinity_audit", day)))
+    return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "anti_affinity_audit", day)[1])
 
 
 @dg.asset(key=["gold", "broker_load_summary"], deps=[key("silver", "broker_usage")], **options("shedding"))
 def broker_load_summary(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Per broker over the day: mean and peak usage, the resource that drives it, traffic."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    result = lk.write_partition(gold.broker_load_summary(lk.read(s, "silver", "broker_usage", day)), "gold",
-                                "broker_load_summary", day)
-    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "broker_load_summary", day)))
+    df = gold.broker_load_summary(lk.read(s, "silver", "broker_usage", day))
+    return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "broker_load_summary", day)[1])

@@ -2,8 +2,7 @@
 
 import dagster as dg
 
-from assets.gold_common import day_config, key, options
-from assets.metadata import table_metadata
+from assets.common import day_config, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.transforms import gold
 
@@ -17,8 +16,7 @@ def split_triggers(context: dg.AssetExecutionContext, spark: SparkResource, lake
     df = gold.split_triggers(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                              lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "namespaces", day),
                              day_config(s, lk, day))
-    result = lk.write_partition(df, "gold", "split_triggers", day)
-    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "split_triggers", day)))
+    return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "split_triggers", day)[1])
 
 
 @dg.asset(key=["gold", "split_recommendations"], deps=[key("gold", "split_triggers"), key("bronze", "topic_stats")],
@@ -28,5 +26,4 @@ def split_recommendations(context: dg.AssetExecutionContext, spark: SparkResourc
     day, s, lk = context.partition_key, spark.session, lake.lake
     df = gold.split_boundaries(lk.read(s, "gold", "split_triggers", day), lk.read(s, "bronze", "topic_stats", day),
                                day_config(s, lk, day))
-    result = lk.write_partition(df, "gold", "split_recommendations", day)
-    return dg.MaterializeResult(metadata=table_metadata(result, lk.read(s, "gold", "split_recommendations", day)))
+    return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "split_recommendations", day)[1])

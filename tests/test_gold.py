@@ -50,7 +50,7 @@ def test_split_triggers_name_the_threshold(lake, spark):
 def test_anti_affinity_audit_findings_are_real_imbalances(lake, spark):
     groups = {r.namespace: r.anti_affinity_group for r in lake.read(spark, "bronze", "namespaces", DEMO_DAY).collect()}
     for r in lake.read(spark, "gold", "anti_affinity_audit", DEMO_DAY).collect():
-        assert r.count > r.least and r.count == len(r.namespaces) > 1
+        assert r.namespace_count > r.least_count and r.namespace_count == len(r.namespaces) > 1
         assert all(groups[ns] and groups[ns].lower() == r.group_name for ns in r.namespaces)
 
 

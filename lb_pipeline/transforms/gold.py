@@ -214,7 +214,7 @@ def split_boundaries(triggers: DataFrame, topic_stats: DataFrame, config: Pulsar
 
 
 AUDIT_SCHEMA = ("cluster string, snapshot_ts timestamp, snapshot_date string, group_name string, scope string, "
-                "place string, namespaces array<string>, count int, least int, message string")
+                "place string, namespaces array<string>, namespace_count int, least_count int, message string")
 
 
 def _audit(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -226,8 +226,8 @@ def _audit(pdf: pd.DataFrame) -> pd.DataFrame:
         brokers = json.loads(snap["brokers"].iloc[0] or "[]")
         for f in aa.audit(ownership, groups, brokers, domains or None):
             out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "group_name": f.group,
-                        "scope": f.scope, "place": f.place, "namespaces": list(f.namespaces), "count": f.count,
-                        "least": f.least, "message": f.message})
+                        "scope": f.scope, "place": f.place, "namespaces": list(f.namespaces), "namespace_count": f.count,
+                        "least_count": f.least, "message": f.message})
     return pd.DataFrame(out, columns=[c.split(" ")[0] for c in AUDIT_SCHEMA.split(", ")])
 
 

@@ -1,0 +1,39 @@
+"""Shared by the stage modules: lake keys, the partition's effective Pulsar config, asset options, and the
+write-then-describe step every table asset ends with."""
+
+import dagster as dg
+
+from assets.partitions import daily
+from lb_pipeline.transforms.config import effective_config
+
+
+def key(layer: str, name: str) -> dg.AssetKey:
+    return dg.AssetKey([layer, name])
+
+
+def day_config(session, lake, day: str):
+    return effective_config(lake.read(session, "bronze", "config", day), lake.read(session, "bronze", "snapshots", day))
+
+
+def options(group: str) -> dict:
+    return dict(group_name=group, partitions_def=daily, kinds={"spark", "delta"},
+                retry_policy=dg.RetryPolicy(max_retries=2, delay=10))
+
+
+def table_metadata(result, preview_df=None, rows: int = 5) -> dict:
+    meta = {
+        "dagster/row_count": dg.MetadataValue.int(result.rows),
+        "path": dg.MetadataValue.path(result.path),
+        "delta_version": dg.MetadataValue.int(result.version),
+    }
+    if preview_df is not None and result.rows:
+        pdf = preview_df.limit(rows).toPandas()
+        meta["preview"] = dg.MetadataValue.md(pdf.to_markdown(index=False))
+    return meta
+
+
+def write_table(session, lake, df, layer: str, table: str, day: str):
+    """Replace the day's partition of ``layer/table`` with ``df``; returns (the written partition, metadata)."""
+    result = lake.write_partition(df, layer, table, day)
+    written = lake.read(session, layer, table, day)
+    return written, table_metadata(result, written)
