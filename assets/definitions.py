@@ -7,15 +7,16 @@ executor would start a JVM per step (~10 s each).
 import dagster as dg
 
 from assets import ingest, shedding, splits, stats
+from assets.automation import landing_sensor, nightly_job, nightly_schedule
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
 all_assets = dg.load_assets_from_modules([ingest, stats, splits, shedding])
 
-nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all())
-
 defs = dg.Definitions(
     assets=all_assets,
     jobs=[nightly_job],
+    schedules=[nightly_schedule],
+    sensors=[landing_sensor],
     resources={
         "spark": SparkResource(),
         "lake": LakeResource(),

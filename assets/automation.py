@@ -1,0 +1,39 @@
+"""The nightly schedule and the landing-folder sensor.
+
+* ``nightly_schedule``: every day at 02:00 UTC, the previous day's partition (RUNNING by default, so a deployment
+  with ``dagster-daemon`` runs it without anyone clicking in the UI).
+* ``landing_sensor``: when new complete snapshot directories (with ``manifest.json``) appear in the landing folder,
+  one run per affected day; the cursor remembers the newest snapshot seen per cluster, and the run key names
+  the newest snapshot included, so a day re-runs when more of its snapshots arrive.
+"""
+
+import json
+
+import dagster as dg
+
+from assets.resources import LandingResource
+from lb_pipeline.snapshots.layout import MANIFEST, iter_snapshot_dirs
+
+nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all(),
+                                  description="Every stage for one UTC day of snapshots")
+
+nightly_schedule = dg.build_schedule_from_partitioned_job(
+    nightly_job, hour_of_day=2, minute_of_hour=0, default_status=dg.DefaultScheduleStatus.RUNNING)
+
+
+@dg.sensor(job=nightly_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
+def landing_sensor(context: dg.SensorEvaluationContext, landing: LandingResource):
+    seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    newest = dict(seen)
+    days: dict[str, str] = {}
+    for snap in iter_snapshot_dirs(landing.folder):
+        cluster, name = snap.parent.name, snap.name
+        if not (snap / MANIFEST).is_file() or name <= seen.get(cluster, ""):
+            continue  # incomplete (still being written) or already handled
+        day = name[:10]
+        days[day] = max(days.get(day, ""), f"{cluster}/{name}")
+        newest[cluster] = max(newest.get(cluster, ""), name)
+    if not days:
+        return dg.SkipReason(f"no new snapshot directories under {landing.folder}")
+    context.update_cursor(json.dumps(newest, sort_keys=True))
+    return [dg.RunRequest(run_key=f"{day}@{last}", partition_key=day) for day, last in sorted(days.items())]
