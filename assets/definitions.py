@@ -6,14 +6,16 @@ executor would start a JVM per step (~10 s each).
 
 import dagster as dg
 
-from assets import ingest, shedding, splits, stats
+from assets import ingest, quality, shedding, splits, stats
 from assets.automation import landing_sensor, nightly_job, nightly_schedule
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
 all_assets = dg.load_assets_from_modules([ingest, stats, splits, shedding])
+external_tables = [quality.validation_results]
 
 defs = dg.Definitions(
-    assets=all_assets,
+    assets=[*all_assets, *external_tables],
+    asset_checks=quality.checks,
     jobs=[nightly_job],
     schedules=[nightly_schedule],
     sensors=[landing_sensor],

@@ -30,6 +30,7 @@ class SparkSettings:
     ivy_dir: str = str(Path.home() / ".cache" / "lb_pipeline" / "ivy")
     app_name: str = "lb_pipeline"
     shuffle_partitions: int = 8
+    driver_memory: str = "4g"  # Spark's default 1g is tight for a day of a 100-broker cluster
 
     def with_overrides(self, **kwargs) -> "SparkSettings":
         return replace(self, **{k: v for k, v in kwargs.items() if v is not None})

@@ -21,7 +21,7 @@ def test_asset_keys_mirror_the_lake_and_groups_follow_stages():
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert {"bronze/topic_stats", "bronze/quarantine", "silver/bundle_stats", "silver/broker_usage"} <= keys
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
-    assert {"ingest", "stats", "splits", "shedding"} <= groups
+    assert {"ingest", "stats", "splits", "shedding", "quality"} <= groups
     for k in graph.get_all_asset_keys():
         layer = k.path[0]
         assert layer in {"bronze", "silver", "gold", "reports"}
@@ -60,7 +60,8 @@ def test_webserver_lists_the_asset_groups(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-w", "workspace.yaml", "-h", "127.0.0.1",
                              "-p", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    query = b'{"query": "{ assetNodes { groupName assetKey { path } } }"}'
+    query = (b'{"query": "{ assetNodes { groupName assetKey { path } '
+             b'assetChecksOrError { ... on AssetChecks { checks { name blocking } } } } }"}')
     try:
         deadline, body = time.time() + 120, None
         while time.time() < deadline and body is None:
@@ -76,6 +77,8 @@ def test_webserver_lists_the_asset_groups(tmp_path):
         nodes = json.loads(body)["data"]["assetNodes"]
         assert {"ingest", "stats", "splits", "shedding"} <= {n["groupName"] for n in nodes}
         assert ["silver", "broker_usage"] in [n["assetKey"]["path"] for n in nodes]
+        checks = {c["name"]: c["blocking"] for n in nodes for c in (n.get("assetChecksOrError") or {}).get("checks", [])}
+        assert checks.get("bronze_broker_reports") is True and checks.get("silver_bundle_stats") is False
     finally:
         proc.terminate()
         proc.wait(timeout=30)

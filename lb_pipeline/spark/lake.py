@@ -33,11 +33,12 @@ class Lake:
 
         return DeltaTable.isDeltaTable(spark, self.path(layer, table))
 
-    def write_partition(self, df, layer: str, table: str, partition: str) -> WriteResult:
+    def write_partition(self, df, layer: str, table: str, partition: str, where: dict[str, str] | None = None) -> WriteResult:
         """Replace one ``snapshot_date`` partition of a Delta table with ``df`` (creating the table if needed).
 
         ``df`` must only hold rows of that partition; Delta refuses the write otherwise, which protects the
-        other days from a buggy transform.
+        other days from a buggy transform. ``where`` narrows the replaced slice further (column → value), for
+        tables that several writers fill (validation results of different tables, say).
         """
         path = self.path(layer, table)
         if PARTITION_COLUMN not in df.columns:
@@ -50,7 +51,8 @@ class Lake:
         (
             df.write.format("delta")
             .mode("overwrite")
-            .option("replaceWhere", f"{PARTITION_COLUMN} = '{partition}'")
+            .option("replaceWhere", " AND ".join(
+                [f"{PARTITION_COLUMN} = '{partition}'", *(f"{k} = '{v}'" for k, v in (where or {}).items())]))
             .option("mergeSchema", "true")
             .partitionBy(PARTITION_COLUMN)
             .save(path)

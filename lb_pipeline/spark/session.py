@@ -38,6 +38,7 @@ def delta_builder(settings: SparkSettings):
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", str(settings.shuffle_partitions))
+        .config("spark.driver.memory", settings.driver_memory)
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.ui.showConsoleProgress", "false")
         # Delta's own test settings: fewer partitions for the log snapshot of small tables.
