@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test setup doctor clean
+.PHONY: demo test setup doctor chromium clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (found " + sys.version.split()[0] + ")")'
@@ -24,7 +24,15 @@ demo: doctor
 	$(BIN)/lb-pipeline generate --preset demo --out landing --force
 	DAGSTER_HOME=$(CURDIR)/.dagster $(BIN)/python -m assets.run --landing landing --lake lake --reports reports-out
 
-test: doctor
+# The report's browser test drives Debian's Chromium (Playwright cannot download its own browser here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the report's browser test"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "the report's browser test needs Chromium: sudo apt-get install -y chromium"; fi; }
+
+test: doctor chromium
 	$(BIN)/python -m pytest
 
 clean:

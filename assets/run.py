@@ -60,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     for layer in ("bronze", "silver", "gold"):
         for table in sorted(p.name for p in (Path(lake) / layer).iterdir() if p.is_dir()):
             print(f"  {layer}/{table}: {Path(lake) / layer / table}")
+    reports = sorted(Path(args.reports).resolve().glob(f"*/{days[-1]}.html"))
+    print("\nReports:")
+    for report in reports:
+        print(f"  {report}")
     return 0
 
 

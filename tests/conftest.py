@@ -48,16 +48,18 @@ def pipeline_run(spark, demo_landing, tmp_path_factory):
     from assets.definitions import all_assets
     from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
-    lake_root = tmp_path_factory.mktemp("lake")
+    from assets.quality import checks
+
+    lake_root, reports_root = tmp_path_factory.mktemp("lake"), tmp_path_factory.mktemp("reports")
     result = dg.materialize(
-        all_assets,
+        [*all_assets, *checks],
         partition_key=DEMO_DAY,
         resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake_root)),
                    "landing": LandingResource(path=str(demo_landing)),
-                   "reports": ReportsResource(path=str(tmp_path_factory.mktemp("reports")))},
+                   "reports": ReportsResource(path=str(reports_root))},
         instance=dg.DagsterInstance.ephemeral(),
     )
-    return result, lake_root
+    return result, lake_root, reports_root
 
 
 @pytest.fixture(scope="session")

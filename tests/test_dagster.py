@@ -33,7 +33,7 @@ def test_runs_use_the_in_process_executor():
 
 @pytest.mark.spark
 def test_the_asset_graph_materializes_against_a_temporary_lake(pipeline_run):
-    result, lake_root = pipeline_run
+    result, lake_root, _ = pipeline_run
     assert result.success
     mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()
             for m in [m.event_specific_data.materialization]}

@@ -1,0 +1,29 @@
+"""Stage ``reports``: the nightly HTML report (one self-contained file per cluster and night) and its index."""
+
+import dagster as dg
+
+from assets.common import day_config, key
+from assets.partitions import daily
+from assets.resources import LakeResource, ReportsResource, SparkResource
+from lb_pipeline.report.context import build_context
+from lb_pipeline.report.render import render_nightly, write_report
+
+
+@dg.asset(key=["reports", "nightly_report"], group_name="reports", partitions_def=daily, kinds={"html"},
+          deps=[key("silver", "broker_usage"), key("silver", "bundle_stats"), key("bronze", "quarantine"),
+                key("gold", "split_triggers"), key("gold", "split_recommendations"), key("gold", "shedding_decisions"),
+                key("gold", "anti_affinity_audit"), key("gold", "broker_load_summary"), key("gold", "validation_results")],
+          retry_policy=dg.RetryPolicy(max_retries=2, delay=10))
+def nightly_report(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource,
+                   reports: ReportsResource) -> dg.MaterializeResult:
+    """What to do, how loaded the brokers are, what each strategy and split algorithm would do, data quality."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    ctx = build_context(s, lk, day, day_config(s, lk, day), run_id=context.run_id)
+    path = write_report(reports.folder, ctx["cluster"], day, render_nightly(ctx))
+    context.log.info(f"report written to {path}")
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(path)), "report": dg.MetadataValue.url(path.as_uri()),
+        "index": dg.MetadataValue.url((path.parent / "index.html").as_uri()),
+        "split_actions": dg.MetadataValue.int(len(ctx["actions"]["splits"])),
+        "unload_actions": dg.MetadataValue.int(len(ctx["actions"]["unloads"])),
+    })

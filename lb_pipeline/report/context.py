@@ -1,0 +1,135 @@
+"""Gather what the nightly report shows from the day's silver and gold tables.
+
+Only aggregated, small data reaches the driver (brokers × snapshots, decisions, flagged bundles, check results);
+topic-level rows stay in Spark.
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import datetime, timezone
+
+from pyspark.sql import functions as F
+
+from lb_pipeline.model.config import PulsarConfig
+
+DOCS_VS_CODE = [
+    "topic_count_equally_divide: the docs' 6-topic example cuts at 0x50000000; the code cuts at 0x4d000000.",
+    "flow_or_qps_equally_divide: cuts carry a +1 and limits are MiB, so the docs' 0x19500000 is 0x1c800001.",
+    "Broker usage percentages are computed in 32-bit float: 30/100 is 30.0000019 %.",
+    "ThresholdShedder sheds (usage − average − threshold + 5 %) of throughput, not 'down to 5 % below average'.",
+    "OverloadShedder sheds as many bundles as needed, largest by throughput; heap memory does not count.",
+    "AvgShedder with the default minUnloadMessage (1000 msg/s) does not move the docs' 250 msg/s example.",
+]
+TABLES = [("bronze", "snapshots"), ("bronze", "quarantine"), ("silver", "broker_usage"), ("silver", "bundle_stats"),
+          ("gold", "split_triggers"), ("gold", "split_recommendations"), ("gold", "shedding_decisions"),
+          ("gold", "anti_affinity_audit"), ("gold", "broker_load_summary"), ("gold", "validation_results")]
+
+
+def _rows(df) -> list[dict]:
+    return [r.asDict(recursive=True) for r in df.collect()]
+
+
+def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "") -> dict:
+    def read(layer, table):
+        return lake.read(spark, layer, table, day) if lake.exists(spark, layer, table) else None
+
+    usage = read("silver", "broker_usage")
+    snapshots = read("bronze", "snapshots")
+    snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader").orderBy("snapshot_ts")) if snapshots else []
+    cluster = snap_rows[-1]["cluster"] if snap_rows else "unknown"
+    latest = snap_rows[-1]["snapshot_ts"] if snap_rows else None
+    strategy = config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
+    algorithm = config["defaultNamespaceBundleSplitAlgorithm"]
+    grace = config.get_int("loadBalancerSheddingGracePeriodMinutes")
+
+    heat = _rows(usage.select("broker", "snapshot_ts", "max_usage")) if usage else []
+    times = sorted({r["snapshot_ts"] for r in heat})
+    brokers = sorted({r["broker"] for r in heat})
+    heat_values = {(r["broker"], r["snapshot_ts"].strftime("%H:%M")): r["max_usage"] for r in heat}
+
+    summary = read("gold", "broker_load_summary")
+    broker_rows = sorted(_rows(summary), key=lambda r: -(r["peak_max_usage"] or 0)) if summary else []
+
+    decisions_df = read("gold", "shedding_decisions")
+    decisions = _rows(decisions_df) if decisions_df else []
+    latest_decisions = [d for d in decisions if d["snapshot_ts"] == latest]
+    rates_now, bundle_rates = {}, {}
+    if usage is not None and latest is not None:
+        rates_now = {r["broker"]: r["rate"] for r in _rows(usage.where(F.col("snapshot_ts") == F.lit(latest)).select(
+            "broker", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate")))}
+        stats = read("silver", "bundle_stats")
+        if stats is not None and latest_decisions:
+            moved = list({d["bundle"] for d in latest_decisions})
+            bundle_rates = {r["bundle"]: r["rate"] for r in _rows(stats.where(
+                (F.col("snapshot_ts") == F.lit(latest)) & F.col("bundle").isin(moved)).select(
+                "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate")))}
+    strategies = []
+    for name in ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder", "TransferShedder"):
+        now = [d for d in latest_decisions if d["strategy"] == name]
+        after = dict(rates_now)
+        for d in now:
+            if d["destination"] and d["broker"] in after and d["destination"] in after:
+                rate = bundle_rates.get(d["bundle"], 0.0)
+                after[d["broker"]] -= rate
+                after[d["destination"]] += rate
+        spread = (lambda m: statistics.pstdev(m.values()) if len(m) > 1 else 0.0)
+        strategies.append({
+            "name": name, "configured": name == strategy,
+            "day_unloads": sum(1 for d in decisions if d["strategy"] == name),
+            "now_unloads": len(now), "sources": sorted({d["broker"] for d in now}),
+            "destinations": sorted({d["destination"] or "(placement at lookup)" for d in now}),
+            "spread_before": spread(rates_now), "spread_after": spread(after),
+        })
+
+    triggers_df = read("gold", "split_triggers")
+    triggers = _rows(triggers_df.where(F.col("snapshot_ts") == F.lit(latest))) if triggers_df is not None and latest else []
+    recs_df = read("gold", "split_recommendations")
+    recs = _rows(recs_df.where(F.col("snapshot_ts") == F.lit(latest))) if recs_df is not None and latest else []
+    by_bundle: dict[str, dict] = {}
+    for t in triggers:
+        b = by_bundle.setdefault(t["bundle"], {"bundle": t["bundle"], "owner": t["broker"], "triggers": {}, "algorithms": [],
+                                              "detail": t["detail"], "share": None})
+        b["triggers"][t["trigger"]] = "split" if t["selected"] else f"skipped: {t['skipped']}"
+    for r in recs:
+        if r["bundle"] in by_bundle:
+            by_bundle[r["bundle"]]["algorithms"].append(r)
+            by_bundle[r["bundle"]]["share"] = r["hottest_topic_share"]
+    hot = sorted(by_bundle.values(), key=lambda b: b["bundle"])
+    namespaces = read("bronze", "namespaces")
+    cap = config.get_int("loadBalancerNamespaceMaximumBundles")
+    near_cap = _rows(namespaces.where((F.col("snapshot_ts") == F.lit(latest)) & (F.col("num_bundles") >= 0.8 * cap))
+                     .select("namespace", "num_bundles")) if namespaces is not None and latest else []
+
+    actions = {"splits": [], "unloads": []}
+    for b in hot:
+        if b["triggers"].get("modular") == "split":
+            chosen = next((a for a in b["algorithms"] if a["algorithm"] == algorithm and a["splits"]), None)
+            if chosen and not (b["share"] or 0) >= 0.8:
+                actions["splits"].append({"bundle": b["bundle"], "why": b["detail"], "command": chosen["command"]})
+    for d in latest_decisions:
+        if d["strategy"] == strategy:
+            actions["unloads"].append({"bundle": d["bundle"], "source": d["broker"], "destination": d["destination"],
+                                       "why": f"{d['reason']}: {d['metric']} {d['value']:.3g} vs {d['threshold']:.3g}",
+                                       "command": d["command"]})
+
+    audit = read("gold", "anti_affinity_audit")
+    violations = _rows(audit.where(F.col("snapshot_ts") == F.lit(latest))) if audit is not None and latest else []
+    results = read("gold", "validation_results")
+    checks = _rows(results.orderBy("suite", "expectation")) if results is not None else []
+    quarantine = read("bronze", "quarantine")
+    quarantined = _rows(quarantine.groupBy("bronze_table").agg(F.count("*").alias("rows"), F.first("reason").alias("example"))
+                        .orderBy("bronze_table")) if quarantine is not None else []
+
+    versions = {f"{layer}/{table}": lake.version(spark, layer, table) for layer, table in TABLES if lake.exists(spark, layer, table)}
+    return {
+        "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
+        "snapshot_count": len(snap_rows), "broker_count": len(snap_rows[-1]["brokers"]) if snap_rows else 0,
+        "strategy": strategy, "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
+        "actions": actions, "heat": {"brokers": brokers, "times": [t.strftime("%H:%M") for t in times], "values": heat_values},
+        "brokers": broker_rows, "strategies": strategies, "hot": hot, "near_cap": near_cap, "cap": cap,
+        "violations": violations, "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
+        "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE,
+        "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                       "versions": versions},
+    }

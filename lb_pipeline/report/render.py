@@ -1,0 +1,63 @@
+"""Render the nightly report (one self-contained HTML file per cluster and night) and the index of nights.
+
+Templates live in the top-level ``reports/`` folder. Autoescape is forced on for every template (a topic named
+``<script>`` renders as text); only our own SVG is marked safe.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import jinja2
+
+from lb_pipeline import __version__
+
+
+def templates_dir() -> Path:
+    """The repository's ``reports/`` (editable installs, CI) or the copy installed as data files."""
+    candidates = [Path(os.environ["LB_REPORT_TEMPLATES"])] if os.environ.get("LB_REPORT_TEMPLATES") else []
+    candidates += [Path(__file__).resolve().parents[2] / "reports", Path(sys.prefix) / "share" / "lb_pipeline" / "reports"]
+    for c in candidates:
+        if (c / "nightly.html.j2").is_file():
+            return c
+    raise FileNotFoundError("report templates not found; set LB_REPORT_TEMPLATES to the reports/ folder")
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["pct"] = lambda v: "–" if v is None else f"{v:.1%}"
+    env.filters["num"] = lambda v, d=0: "–" if v is None else f"{v:,.{d}f}"
+    env.filters["mib"] = lambda v: "–" if v is None else f"{v / 1048576:,.1f} MiB/s"
+    return env
+
+
+def render_nightly(context: dict) -> str:
+    from lb_pipeline.report import svg
+
+    heat = context["heat"]
+    charts = {
+        "heatmap_svg": svg.heatmap(heat["brokers"], heat["times"], heat["values"], "Broker max usage by snapshot"),
+        "strategy_svg": svg.bars([(s["name"], s["spread_after"]) for s in context["strategies"]], "msg/s",
+                                 "Spread of broker message rates after each strategy's moves"),
+    }
+    return environment().get_template("nightly.html.j2").render(version=__version__, **context, **charts)
+
+
+def render_index(nights: list[dict], cluster: str) -> str:
+    return environment().get_template("index.html.j2").render(version=__version__, nights=nights, cluster=cluster)
+
+
+def write_report(out_dir: str | Path, cluster: str, day: str, html: str) -> Path:
+    """``<out>/<cluster>/<day>.html`` and a refreshed ``<out>/<cluster>/index.html`` of every night there."""
+    folder = Path(out_dir) / cluster
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{day}.html"
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(path)
+    nights = [{"day": p.stem, "file": p.name} for p in sorted(folder.glob("????-??-??.html"), reverse=True)]
+    (folder / "index.html").write_text(render_index(nights, cluster), encoding="utf-8")
+    return path

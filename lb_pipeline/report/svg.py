@@ -1,0 +1,57 @@
+"""Inline SVG charts (no script, no network): the broker × time heatmap and small bars."""
+
+from __future__ import annotations
+
+from markupsafe import Markup, escape
+
+
+def _color(value: float | None) -> str:
+    if value is None:
+        return "#e5e7eb"
+    v = max(0.0, min(value, 1.2))
+    if v < 0.5:  # green → amber
+        r, g, b = int(34 + (245 - 34) * v / 0.5), int(197 - (197 - 158) * v / 0.5), int(94 - 83 * v / 0.5)
+    else:  # amber → red
+        t = min((v - 0.5) / 0.4, 1.0)
+        r, g, b = int(245 - (245 - 220) * t), int(158 - (158 - 38) * t), int(11 + (38 - 11) * t)
+    return f"rgb({r},{g},{b})"
+
+
+def heatmap(brokers: list[str], times: list[str], values: dict[tuple[str, str], float], title: str) -> Markup:
+    """Rows = brokers, columns = snapshot times, colour = max usage (1.0 = 100 %)."""
+    cell, left, top = 22, 230, 40
+    width, height = left + cell * len(times) + 10, top + cell * len(brokers) + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
+             f'viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px">',
+             f"<title>{escape(title)}</title>"]
+    for j, t in enumerate(times):
+        if j % 3 == 0:
+            parts.append(f'<text x="{left + j * cell + 2}" y="{top - 8}" font-size="10">{escape(t)}</text>')
+    for i, b in enumerate(brokers):
+        y = top + i * cell
+        parts.append(f'<text x="{left - 6}" y="{y + 15}" font-size="11" text-anchor="end">{escape(b)}</text>')
+        for j, t in enumerate(times):
+            v = values.get((b, t))
+            label = "no report" if v is None else f"{v:.0%}"
+            parts.append(f'<rect x="{left + j * cell}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
+                         f'fill="{_color(v)}"><title>{escape(b)} at {escape(t)}: {label}</title></rect>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def bars(items: list[tuple[str, float]], unit: str, title: str) -> Markup:
+    """Horizontal bars for a few labelled values."""
+    row, left, scale = 20, 200, 360
+    top = max((v for _, v in items), default=0) or 1.0
+    height = row * len(items) + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
+             f'viewBox="0 0 {left + scale + 120} {height}" width="100%" style="max-width:{left + scale + 120}px">',
+             f"<title>{escape(title)}</title>"]
+    for i, (label, v) in enumerate(items):
+        y = i * row + 4
+        w = scale * v / top
+        parts.append(f'<text x="{left - 6}" y="{y + 12}" font-size="11" text-anchor="end">{escape(label)}</text>'
+                     f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{row - 6}" fill="#2563eb"/>'
+                     f'<text x="{left + w + 4:.1f}" y="{y + 12}" font-size="11">{v:,.1f} {escape(unit)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -1,0 +1,91 @@
+"""The nightly report: escaping (no Spark), then the real report in headless Chromium."""
+
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from lb_pipeline.report.render import render_index, render_nightly
+from tests.conftest import DEMO_DAY
+
+EVIL = "<script>alert(1)</script>"
+OUT = Path(__file__).resolve().parents[1] / "test-output"
+
+
+def _context(**over):
+    ctx = {
+        "cluster": f"c{EVIL}", "day": DEMO_DAY, "latest": "x", "snapshot_count": 1, "broker_count": 1,
+        "strategy": "ThresholdShedder", "algorithm": "range_equally_divide", "grace_minutes": 30, "profile": "pulsar-4.0",
+        "actions": {"splits": [], "unloads": [{"bundle": f"t/ns/{EVIL}", "source": "b1", "destination": "b2", "why": "w",
+                                               "command": f"pulsar-admin namespaces unload 't/ns' --bundle '{EVIL}'"}]},
+        "heat": {"brokers": [f"b{EVIL}"], "times": ["00:00"], "values": {(f"b{EVIL}", "00:00"): 0.5}},
+        "brokers": [], "strategies": [{"name": "ThresholdShedder", "configured": True, "day_unloads": 1, "now_unloads": 1,
+                                       "sources": ["b1"], "destinations": ["b2"], "spread_before": 1.0, "spread_after": 0.5}],
+        "hot": [{"bundle": f"t/ns/{EVIL}", "owner": "b1", "triggers": {"modular": "split"}, "algorithms": [],
+                 "detail": EVIL, "share": 0.9}],
+        "near_cap": [], "cap": 128, "violations": [], "checks": [], "failed_checks": [], "quarantined": [],
+        "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
+    }
+    ctx.update(over)
+    return ctx
+
+
+def test_text_from_inputs_is_escaped_everywhere():
+    html = render_nightly(_context())
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "no split can relieve it" in html
+    assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
+
+
+def test_report_is_self_contained():
+    html = render_nightly(_context())
+    assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in html
+    assert "<link" not in html and "src=" not in html
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        pytest.fail("the browser test needs Debian's Chromium: apt-get install -y chromium")
+    return path
+
+
+@pytest.mark.browser
+@pytest.mark.spark
+def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
+    from playwright.sync_api import sync_playwright
+
+    result, _, reports_root = pipeline_run
+    (report,) = sorted(Path(reports_root).glob(f"*/{DEMO_DAY}.html"))
+    unloads = {r["strategy"]: r["count"] for r in
+               lake.read(spark, "gold", "shedding_decisions", DEMO_DAY).groupBy("strategy").count().collect()}
+    usage = lake.read(spark, "silver", "broker_usage", DEMO_DAY)
+    cells = usage.select("broker").distinct().count() * usage.select("snapshot_ts").distinct().count()
+    OUT.mkdir(exist_ok=True)
+    requests = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 900})
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(report.as_uri())
+            for section in ("actions", "load", "strategies", "splits", "anti-affinity", "quality", "provenance"):
+                assert page.get_by_test_id(section).is_visible(), section
+            assert page.locator("[data-testid=heatmap] svg rect").count() == cells
+            assert page.locator("[data-testid=strategy-chart] svg").count() == 1
+            rows = page.locator("[data-testid=strategy-table] tbody tr")
+            for i in range(rows.count()):
+                cols = rows.nth(i).locator("td")
+                name = cols.nth(0).inner_text().split(" ")[0]
+                assert int(cols.nth(6).inner_text()) == unloads.get(name, 0), name
+            assert DEMO_DAY in page.get_by_test_id("title").inner_text()
+            page.screenshot(path=str(OUT / "nightly-report.png"), full_page=True)
+            page.goto((report.parent / "index.html").as_uri())
+            assert page.get_by_test_id("nights").locator("a").first.inner_text() == DEMO_DAY
+        finally:
+            browser.close()
+    assert requests and all(u.startswith("file:") for u in requests), [u for u in requests if not u.startswith("file:")]
