@@ -25,6 +25,8 @@ def _context(**over):
                                        "sources": ["b1"], "destinations": ["b2"], "spread_before": 1.0, "spread_after": 0.5}],
         "hot": [{"bundle": f"t/ns/{EVIL}", "owner": "b1", "triggers": {"modular": "split"}, "algorithms": [],
                  "detail": EVIL, "share": 0.9}],
+        "near": [{"bundle": f"t/ns/{EVIL}", "owner_broker": "b1", "topics": 0.9, "sessions": 0.1, "msg_rate": 0.5,
+                  "throughput": 0.2}],
         "near_cap": [], "cap": 128, "violations": [], "checks": [], "failed_checks": [], "quarantined": [],
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
     }
@@ -35,7 +37,7 @@ def _context(**over):
 def test_text_from_inputs_is_escaped_everywhere():
     html = render_nightly(_context())
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "no split can relieve it" in html
+    assert "no split can relieve it" in html and "90.0%" in html  # the near-threshold row, with units
     assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
 
 
@@ -77,6 +79,7 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
                 assert page.get_by_test_id(section).is_visible(), section
             assert page.locator("[data-testid=heatmap] svg rect").count() == cells
             assert page.locator("[data-testid=strategy-chart] svg").count() == 1
+            assert page.get_by_test_id("near-threshold").is_visible()
             rows = page.locator("[data-testid=strategy-table] tbody tr")
             for i in range(rows.count()):
                 cols = rows.nth(i).locator("td")

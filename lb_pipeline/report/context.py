@@ -113,6 +113,23 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
                                        "why": f"{d['reason']}: {d['metric']} {d['value']:.3g} vs {d['threshold']:.3g}",
                                        "command": d["command"]})
 
+    near = []  # bundles at 80-100 % of a split limit at the last snapshot (the next to be flagged)
+    stats_df = read("silver", "bundle_stats")
+    if stats_df is not None and latest is not None:
+        limits = {"topics": config.get_float("loadBalancerNamespaceBundleMaxTopics"),
+                  "sessions": config.get_float("loadBalancerNamespaceBundleMaxSessions"),
+                  "msg_rate": config.get_float("loadBalancerNamespaceBundleMaxMsgRate"),
+                  "throughput": config.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1048576}
+        ratios = stats_df.where(F.col("snapshot_ts") == F.lit(latest)).select(
+            "bundle", "owner_broker",
+            (F.col("topics") / limits["topics"]).alias("topics"),
+            (F.col("sessions") / F.lit(limits["sessions"] if limits["sessions"] > 0 else float("inf"))).alias("sessions"),
+            ((F.col("msg_rate_in") + F.col("msg_rate_out")) / limits["msg_rate"]).alias("msg_rate"),
+            ((F.col("msg_throughput_in") + F.col("msg_throughput_out")) / limits["throughput"]).alias("throughput"))
+        worst = F.greatest("topics", "sessions", "msg_rate", "throughput")
+        near = sorted(_rows(ratios.where((worst >= 0.8) & (worst <= 1.0)).withColumn("worst", worst)),
+                      key=lambda r: -r["worst"])[:20]
+
     audit = read("gold", "anti_affinity_audit")
     violations = _rows(audit.where(F.col("snapshot_ts") == F.lit(latest))) if audit is not None and latest else []
     results = read("gold", "validation_results")
@@ -127,7 +144,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "snapshot_count": len(snap_rows), "broker_count": len(snap_rows[-1]["brokers"]) if snap_rows else 0,
         "strategy": strategy, "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
         "actions": actions, "heat": {"brokers": brokers, "times": [t.strftime("%H:%M") for t in times], "values": heat_values},
-        "brokers": broker_rows, "strategies": strategies, "hot": hot, "near_cap": near_cap, "cap": cap,
+        "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap, "cap": cap,
         "violations": violations, "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
         "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE,
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
