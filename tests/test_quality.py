@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from pyspark.sql import functions as F
 
 from lb_pipeline.quality import views
 from lb_pipeline.quality.runner import load_suite, validate
@@ -15,6 +16,33 @@ from tests.conftest import DEMO_DAY
 pytestmark = pytest.mark.spark
 
 CASES = [(suite, i) for suite in views.SUITES for i in range(len(load_suite(suite)["expectations"]))]
+ROW_LEVEL = {"expect_column_values_to_not_be_null", "expect_compound_columns_to_be_unique",
+             "expect_column_values_to_be_between", "expect_column_values_to_be_in_set"}
+SCHEMA_LEVEL = {"expect_column_values_to_be_of_type", "expect_table_columns_to_match_set"}
+
+
+def _column(expectation) -> str:
+    kw = expectation["kwargs"]
+    return kw.get("column") or ",".join(kw.get("column_list") or kw.get("column_set") or [])
+
+
+def _padded(pdf, schema, suite_doc, rows: int):
+    """At least ``rows`` clean rows: copies of the sample with every unique key made unique again."""
+    import pandas as pd
+
+    keys = {e["kwargs"]["column_list"][-1] for e in suite_doc["expectations"]
+            if e["type"] == "expect_compound_columns_to_be_unique"}
+    out, i = [pdf], 0
+    while sum(map(len, out)) < rows:
+        i += 1
+        copy = pdf.copy()
+        for key in keys:
+            if schema[key].dataType.typeName() == "timestamp":
+                copy[key] = copy[key] + pd.Timedelta(seconds=i)
+            else:
+                copy[key] = copy[key].astype(str) + f"~{i}"
+        out.append(copy)
+    return pd.concat(out, ignore_index=True)
 
 
 @pytest.fixture(scope="module")
@@ -23,31 +51,72 @@ def samples(lake, spark):
     out = {}
     for suite, (_, view, _) in views.SUITES.items():
         df = view(lambda ly, t: lake.read(spark, ly, t, DEMO_DAY))
-        out[suite] = (df.limit(12).toPandas(), df.schema)
+        doc = load_suite(suite)
+        out[suite] = (_padded(df.limit(40).toPandas(), df.schema, doc, len(doc["expectations"]) + 2), df.schema)
     return out
 
 
-def _corrupt(pdf, expectation):
+def _bad_value(expectation, field):
+    """A value the expectation must reject, of the column's type."""
     kind, kw = expectation["type"], expectation["kwargs"]
-    bad = pdf.copy()
-    if kind == "expect_compound_columns_to_be_unique":
-        return bad.__class__(list(bad.to_dict("records")) + [bad.iloc[0].to_dict()]), None
-    col = kw["column"]
     if kind == "expect_column_values_to_not_be_null":
-        bad[col] = bad[col].astype(object)
-        bad.at[0, col] = None
-        return bad, None
+        return None
     if kind == "expect_column_values_to_be_between":
         value = (kw["min_value"] - 1) if kw.get("min_value") is not None else (kw["max_value"] + 1)
-    elif kind == "expect_column_values_to_be_in_set":
-        allowed = kw["value_set"]
-        value = (not allowed[0]) if isinstance(allowed[0], bool) else (
-            "not-a-known-value" if isinstance(allowed[0], str) else 7.0)
     else:
-        raise AssertionError(f"no corruption for {kind}: add one")
-    bad[col] = bad[col].astype(object)
-    bad.at[0, col] = value
-    return bad, value
+        allowed = kw["value_set"]
+        if isinstance(allowed[0], bool):
+            return not allowed[0]
+        if isinstance(allowed[0], str):
+            return "not-a-known-value"
+        value = max(allowed) + 7
+    return int(value) if field.dataType.typeName() in ("integer", "long") else float(value)
+
+
+def _key_of(row, index):
+    """The identifying string values of a row (what the failure's example rows must show)."""
+    import pandas as pd
+
+    return {c: str(row[c]) for c in index if isinstance(row[c], (str, pd.Timestamp)) and c != "cluster"}
+
+
+@pytest.fixture(scope="module")
+def corrupted(spark, samples):
+    """Per suite, one validation of a table where row i breaks only expectation i (row-level expectations) and one
+    of a table whose schema breaks the type and column-set expectations. One GX run per table keeps this cheap;
+    each test below then checks its own expectation's failure."""
+    cache = {}
+
+    def get(suite):
+        if suite in cache:
+            return cache[suite]
+        doc = load_suite(suite)
+        pdf, schema = samples[suite]
+        bad, planted = pdf.copy().astype(object), {}
+        extra = []
+        for i, e in enumerate(doc["expectations"]):
+            if e["type"] == "expect_compound_columns_to_be_unique":
+                extra.append(bad.iloc[i].to_dict())
+                planted[i] = (None, bad.iloc[i].to_dict())
+            elif e["type"] in ROW_LEVEL:
+                value = _bad_value(e, schema[e["kwargs"]["column"]])
+                bad.at[i, e["kwargs"]["column"]] = value
+                planted[i] = (value, bad.iloc[i].to_dict())
+        bad = bad.__class__(list(bad.to_dict("records")) + extra)
+        rows_summary = validate(spark.createDataFrame(bad, schema), suite)
+        df = spark.createDataFrame(pdf, schema)
+        typed = [e["kwargs"]["column"] for e in doc["expectations"] if e["type"] == "expect_column_values_to_be_of_type"]
+        for column in typed:
+            df = df.withColumn(column, F.col(column).cast("binary" if schema[column].dataType.typeName() == "string"
+                                                          else "string"))
+        for e in doc["expectations"]:
+            if e["type"] == "expect_table_columns_to_match_set":
+                df = df.drop(next(c for c in e["kwargs"]["column_set"] if c not in typed))
+        schema_summary = validate(df, suite) if typed or any(e["type"] in SCHEMA_LEVEL for e in doc["expectations"]) else None
+        cache[suite] = (rows_summary, schema_summary, planted)
+        return cache[suite]
+
+    return get
 
 
 def test_clean_samples_pass_every_suite(spark, samples):
@@ -58,21 +127,175 @@ def test_clean_samples_pass_every_suite(spark, samples):
 
 
 @pytest.mark.parametrize("suite, index", CASES, ids=[f"{s}[{i}]" for s, i in CASES])
-def test_each_expectation_catches_its_corruption(spark, samples, suite, index):
-    expectation = load_suite(suite)["expectations"][index]
-    pdf, schema = samples[suite]
-    bad, value = _corrupt(pdf, expectation)
-    summary = validate(spark.createDataFrame(bad, schema), suite)
-    kw = expectation["kwargs"]
-    column = kw.get("column") or ",".join(kw.get("column_list"))
+def test_each_expectation_catches_its_corruption(corrupted, suite, index):
+    doc = load_suite(suite)
+    expectation = doc["expectations"][index]
+    rows_summary, schema_summary, planted = corrupted(suite)
+    summary = schema_summary if expectation["type"] in SCHEMA_LEVEL else rows_summary
+    column = _column(expectation)
     hits = [f for f in summary.failures if f.expectation == expectation["type"] and f.column == column]
     assert hits, f"{suite}: {expectation} did not fail"
     failure = hits[0]
     assert failure.severity == expectation.get("severity", "critical")
     assert summary.critical == any(f.severity == "critical" for f in summary.failures)
     assert column.split(",")[0] in failure.describe()
+    if expectation["type"] in SCHEMA_LEVEL:
+        return
+    value, row = planted[index]
     if value is not None:
         assert value in failure.unexpected_values or str(value) in map(str, failure.unexpected_values)
+    key = _key_of(row, doc["meta"]["index_columns"])
+    if key and expectation["type"] != "expect_compound_columns_to_be_unique":
+        assert any(all(str(r.get(c)) == v for c, v in key.items()) for r in failure.rows), (key, failure.rows)
+        assert all(f"{c}={v}" in failure.describe() for c, v in key.items()) or len(failure.rows) > 3
+
+
+@pytest.mark.parametrize("column", ["msg_rate_in", "msg_throughput_out"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_rates_must_be_finite(spark, samples, column, value):
+    pdf, schema = samples["bronze.broker_reports"]
+    clean = spark.createDataFrame(pdf, schema)  # (pandas NaN would arrive as null: plant it in Spark)
+    first = clean.limit(1).withColumn(column, F.lit(value))
+    bad = first.unionByName(clean.subtract(clean.limit(1)))
+    summary = validate(bad, "bronze.broker_reports")
+    (failure,) = [f for f in summary.failures if f.column == column]
+    assert failure.severity == "critical" and failure.unexpected_count == 1
+
+
+def test_suites_name_each_expectation_once():
+    """Results are keyed by (expectation type, column): a suite must not repeat a pair."""
+    for suite in views.SUITES:
+        pairs = [(e["type"], _column(e)) for e in load_suite(suite)["expectations"]]
+        assert len(pairs) == len(set(pairs)), suite
+
+
+# Derived properties: the view must compute them from corrupted *source* tables (built here), and the suite must
+# then fail naming the offending rows.
+
+def _reader(lake, spark, **overrides):
+    def read(layer, table):
+        df = lake.read(spark, layer, table, DEMO_DAY)
+        change = overrides.get(f"{layer}__{table}")
+        return change(df) if change else df
+    return read
+
+
+def _replace(spark, df, change):
+    """``df`` with ``change(pandas frame)`` applied (tables here are a few hundred rows)."""
+    return spark.createDataFrame(change(df.toPandas()), df.schema)
+
+
+def _failure(summary, column):
+    (failure,) = [f for f in summary.failures if f.column == column]
+    assert failure.severity == "critical" and column in failure.describe()
+    return failure
+
+
+def test_namespace_layouts_must_be_contiguous_and_cover_the_ring(spark, lake):
+    def corrupt(pdf):
+        multi = pdf[pdf["num_bundles"] >= 2].drop_duplicates("namespace")
+        assert len(multi) >= 1
+        i = multi.index[0]
+        bounds = list(pdf.at[i, "boundaries"])
+        pdf.at[i, "boundaries"] = [bounds[0], bounds[0], *bounds[2:]]  # an empty first bundle
+        pdf.at[i, "namespace"] = "t/out-of-order"
+        j = pdf.index[pdf.index != i][0]
+        pdf.at[j, "boundaries"] = list(pdf.at[j, "boundaries"][:-1]) + ["0xfffffff0"]
+        pdf.at[j, "namespace"] = "t/short-of-the-end"
+        k = pdf.index[(pdf.index != i) & (pdf.index != j)][0]
+        pdf.at[k, "num_bundles"] = int(pdf.at[k, "num_bundles"]) + 1
+        pdf.at[k, "namespace"] = "t/count-mismatch"
+        return pdf
+
+    read = _reader(lake, spark, bronze__namespaces=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.namespaces(read), "bronze.namespaces")
+    for column, namespace in (("boundaries_increasing", "t/out-of-order"), ("boundaries_cover_ring", "t/short-of-the-end"),
+                              ("bundle_count_matches", "t/count-mismatch")):
+        failure = _failure(summary, column)
+        assert [r["namespace"] for r in failure.rows] == [namespace], (column, failure.rows)
+
+
+def test_bundle_stats_need_a_live_owner_a_namespace_bundle_and_the_reported_sums(spark, lake):
+    picked = {}
+
+    def corrupt(pdf):
+        busy = pdf[pdf["topics"] > 0].index
+        a, b, c = busy[0], busy[1], busy[2]
+        pdf.at[a, "owner_broker"] = "ghost-broker:8080"
+        pdf.at[b, "bundle_range"] = "0x00000000_0x00000010"
+        pdf.at[b, "bundle"] = pdf.at[b, "namespace"] + "/0x00000000_0x00000010"
+        pdf.at[c, "msg_rate_in"] = pdf.at[c, "msg_rate_in"] + 1000.0
+        picked.update(live=pdf.at[a, "bundle"], layout=pdf.at[b, "bundle"], sums=pdf.at[c, "bundle"])
+        return pdf
+
+    read = _reader(lake, spark, silver__bundle_stats=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.bundle_stats(read), "silver.bundle_stats")
+    assert [r["owner_broker"] for r in _failure(summary, "owner_is_live").rows] == ["ghost-broker:8080"]
+    assert [r["bundle"] for r in _failure(summary, "range_is_namespace_bundle").rows] == [picked["layout"]]
+    assert picked["sums"] in [r["bundle"] for r in _failure(summary, "matches_report").rows]
+
+
+def test_split_children_must_tile_the_parent_and_boundaries_lie_inside(spark, lake):
+    picked = {}
+
+    def corrupt(pdf):
+        splits = pdf[pdf["splits"]].index
+        assert len(splits) >= 2, "the demo day should recommend at least two splits"
+        a, b = splits[0], splits[1]
+        pdf.at[a, "children"] = list(pdf.at[a, "children"])[:-1]  # the last child is missing: a gap
+        lower = pdf.at[b, "bundle"].rsplit("/", 1)[1].split("_")[0]
+        pdf.at[b, "boundaries"] = [lower]  # a boundary on the parent's own lower bound: an empty child
+        picked.update(tile=(pdf.at[a, "bundle"], pdf.at[a, "algorithm"]), inside=(pdf.at[b, "bundle"], pdf.at[b, "algorithm"]))
+        return pdf
+
+    read = _reader(lake, spark, gold__split_recommendations=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.split_recommendations(read), "gold.split_recommendations")
+    assert picked["tile"] in [(r["bundle"], r["algorithm"]) for r in _failure(summary, "children_tile").rows]
+    assert [(r["bundle"], r["algorithm"]) for r in _failure(summary, "boundaries_inside").rows] == [picked["inside"]]
+
+
+def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_and_conserve_load(spark, lake):
+    import pandas as pd
+
+    decisions = lake.read(spark, "gold", "shedding_decisions", DEMO_DAY).toPandas()
+    times = sorted(lake.read(spark, "bronze", "snapshots", DEMO_DAY).toPandas()["snapshot_ts"])
+    first = decisions[decisions["snapshot_ts"] == decisions["snapshot_ts"].min()].reset_index(drop=True)
+    assert len(first) >= 1, "the demo day should shed at least once"
+    picked = {}
+
+    def corrupt(pdf):
+        base = first.iloc[0].to_dict()
+        rows = []
+        for name, change in (("self", {"destination": base["broker"]}), ("ghost", {"destination": "ghost-broker:8080"}),
+                             ("unowned", {"bundle": base["bundle"].rsplit("/", 1)[0] + "/0x00000000_0x00000010"})):
+            rows.append({**base, "strategy": f"Test-{name}", **change})
+        rows += [{**base, "strategy": "Test-twice"}] * 2  # the same bundle moved twice in one cycle
+        later = times[times.index(base["snapshot_ts"]) + 1]
+        rows += [{**base, "strategy": "Test-again"}, {**base, "strategy": "Test-again", "snapshot_ts": later}]
+        picked.update(bundle=base["bundle"], later=later)
+        return pd.DataFrame(rows, columns=pdf.columns)  # only these: the real ones may repeat within 600 minutes
+
+    def long_grace(config):  # a dynamic override, as `pulsar-admin brokers update-dynamic-config` would set
+        latest = config.agg(F.max("snapshot_ts")).first()[0]
+        row = config.where(F.col("snapshot_ts") == latest).limit(1)
+        override = row.withColumn("source", F.lit("dynamic")).withColumn(
+            "key", F.lit("loadBalancerSheddingGracePeriodMinutes")).withColumn("value", F.lit("600"))
+        return config.where(~((F.col("source") == "dynamic") & (F.col("key") == "loadBalancerSheddingGracePeriodMinutes"))
+                            ).unionByName(override)
+
+    read = _reader(lake, spark, gold__shedding_decisions=lambda df: _replace(spark, df, corrupt),
+                   bronze__config=long_grace)
+    summary = validate(views.shedding_decisions(read), "gold.shedding_decisions")
+    assert [r["strategy"] for r in _failure(summary, "destination_differs").rows] == ["Test-self"]
+    assert [r["strategy"] for r in _failure(summary, "destination_live").rows] == ["Test-ghost"]
+    assert [r["strategy"] for r in _failure(summary, "source_owns_bundle").rows] == ["Test-unowned"]
+    inside_grace = _failure(summary, "outside_grace_period").rows  # again an hour later; twice in one cycle
+    assert sorted(r["strategy"] for r in inside_grace) == ["Test-again", "Test-twice"]
+    (again,) = [r for r in inside_grace if r["strategy"] == "Test-again"]
+    assert again["bundle"] == picked["bundle"] and str(again["snapshot_ts"]) == str(picked["later"])
+    conservation = _failure(summary, "total_load_change")
+    assert {r["strategy"] for r in conservation.rows} == {"Test-ghost", "Test-twice"}
+    assert min(conservation.unexpected_values) < 0 < max(conservation.unexpected_values)
 
 
 def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, demo_landing, tmp_path):

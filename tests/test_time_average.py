@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lb_pipeline.algorithms.time_average import update, update_loop
+from lb_pipeline.algorithms.time_average import update, update_loop, update_many
 
 
 @given(st.integers(0, 1000), st.floats(0, 1e6), st.floats(0, 1e6), st.integers(0, 300), st.sampled_from([10, 1000]))
@@ -20,3 +20,14 @@ def test_first_sample_replaces_the_default_seed():
 def test_full_window_is_an_exponential_average():
     n, avg = update(10, 200.0, 100.0, 1, 10)
     assert (n, avg) == (10, 190.0)
+
+
+@given(st.lists(st.tuples(st.integers(0, 1000), st.floats(0, 1e6), st.floats(0, 1e6), st.integers(0, 300)),
+                min_size=1, max_size=20), st.sampled_from([10, 1000]))
+def test_vectorised_update_equals_the_scalar_one(cases, window):
+    import numpy as np
+
+    n, avg, x, k = (np.array(c) for c in zip(*[(min(c[0], window), *c[1:]) for c in cases]))
+    got_n, got = update_many(n, avg.astype(float), x.astype(float), k, window)
+    for i in range(len(cases)):
+        assert (int(got_n[i]), float(got[i])) == update(int(n[i]), float(avg[i]), float(x[i]), int(k[i]), window)

@@ -28,6 +28,18 @@ def update(n: int, avg: float, x: float, k: int, window: int) -> tuple[int, floa
     return n, avg
 
 
+def update_many(n, avg, x, k, window: int):
+    """``update`` over numpy arrays (one element per bundle), same arithmetic in the same order."""
+    import numpy as np
+
+    m = np.minimum(k, np.maximum(0, window - n))
+    avg = np.where(m > 0, (n * avg + m * x) / np.maximum(n + m, 1), avg)
+    n = n + m
+    rest = k - m
+    avg = np.where(rest > 0, x + (avg - x) * (1 - 1 / window) ** rest, avg)
+    return n, avg
+
+
 def update_loop(n: int, avg: float, x: float, k: int, window: int) -> tuple[int, float]:
     """The rule exactly as Pulsar applies it, one sample at a time (reference for tests)."""
     for _ in range(k):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from lb_pipeline.quality.runner import Summary, load_suite
+from lb_pipeline.quality.runner import Summary, expectation_column, load_suite
 
 SCHEMA = ("snapshot_date string, suite string, table_name string, expectation string, column_name string, "
-          "severity string, success boolean, unexpected_count long, unexpected_values string, validated_at timestamp")
+          "severity string, success boolean, unexpected_count long, unexpected_values string, unexpected_rows string, "
+          "validated_at timestamp")
 
 
 def result_rows(summary: Summary, day: str, table: str) -> list[dict]:
@@ -17,12 +18,12 @@ def result_rows(summary: Summary, day: str, table: str) -> list[dict]:
     now = datetime.now(timezone.utc)
     rows = []
     for e in load_suite(summary.suite)["expectations"]:
-        kw = e.get("kwargs", {})
-        column = kw.get("column") or ",".join(kw.get("column_list") or [])
+        column = expectation_column(e.get("kwargs", {}))
         f = failed.get((e["type"], column))
         rows.append({"snapshot_date": day, "suite": summary.suite, "table_name": table, "expectation": e["type"],
                      "column_name": column, "severity": e.get("severity", "critical"), "success": f is None,
                      "unexpected_count": f.unexpected_count if f else 0,
                      "unexpected_values": json.dumps(f.unexpected_values[:10], default=str) if f else None,
+                     "unexpected_rows": json.dumps(f.rows[:10], default=str) if f and f.rows else None,
                      "validated_at": now})
     return rows

@@ -12,7 +12,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from lb_pipeline.transforms.silver import hex_to_long
+from lb_pipeline.transforms.config import effective_config
+from lb_pipeline.transforms.silver import bundle_bounds, hex_to_long
 
 Read = Callable[[str, str], DataFrame]
 KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
@@ -26,64 +27,126 @@ def _live(read: Read) -> DataFrame:
     return read("bronze", "snapshots").select(*KEYS, F.explode("brokers").alias("live_broker"))
 
 
+def _table(layer: str, table: str, in_day: bool = False) -> Callable[[Read], DataFrame]:
+    """The view of a table whose suite needs no derived column (but perhaps the day check)."""
+    def view(read: Read) -> DataFrame:
+        df = read(layer, table)
+        return _in_day(df) if in_day else df
+    view.__name__ = table
+    return view
+
+
+def snapshots(read: Read) -> DataFrame:
+    return (_in_day(read("bronze", "snapshots"))
+            .withColumn("live_broker_count", F.size("brokers"))
+            .withColumn("manifest_offset_s", (F.col("snapshot_timestamp_ms") - F.unix_millis("snapshot_ts")) / 1000.0))
+
+
+def namespaces(read: Read) -> DataFrame:
+    positions = F.transform("boundaries", lambda b: hex_to_long(F.lower(b)))
+    return (_in_day(read("bronze", "namespaces"))
+            .withColumn("boundaries_cover_ring", F.coalesce(
+                (F.lower(F.element_at("boundaries", 1)) == "0x00000000")
+                & (F.lower(F.element_at("boundaries", -1)) == "0xffffffff"), F.lit(False)))
+            # strictly increasing: equal to its own sorted, de-duplicated self (no overlap, no empty bundle)
+            .withColumn("boundaries_increasing", F.coalesce(positions == F.array_sort(F.array_distinct(positions)),
+                                                            F.lit(False)))
+            .withColumn("bundle_count_matches", F.coalesce(F.size("boundaries") == F.col("num_bundles") + 1, F.lit(False))))
+
+
 def broker_reports(read: Read) -> DataFrame:
     return _in_day(read("bronze", "broker_reports")).withColumn("cpu_limit_mod_100", F.col("cpu_limit") % 100)
-
-
-def topic_stats(read: Read) -> DataFrame:
-    return _in_day(read("bronze", "topic_stats"))
 
 
 def bundle_stats(read: Read) -> DataFrame:
     df = read("silver", "bundle_stats")
     live = _live(read).withColumnRenamed("live_broker", "owner_broker").withColumn("owner_is_live", F.lit(True))
     reported = read("bronze", "bundle_reports").groupBy(*KEYS, "bundle").agg(F.sum("msg_rate_in").alias("reported_rate"))
-    w = Window.partitionBy(*KEYS, "namespace").orderBy(hex_to_long(F.split("bundle_range", "_")[0]))
+    # a bundle of the namespace's layout; bronze.namespaces checks the layout is contiguous and covers the ring
+    # (checking contiguity here instead would flag every namespace with an unowned, idle bundle)
+    layout = (bundle_bounds(read("bronze", "namespaces")).select(*KEYS, "namespace", "bundle_range")
+              .withColumn("range_is_namespace_bundle", F.lit(True)))
     return (
         df.join(live, [*KEYS, "owner_broker"], "left").fillna({"owner_is_live": False})
         .join(reported, [*KEYS, "bundle"], "left")
+        .join(layout, [*KEYS, "namespace", "bundle_range"], "left").fillna({"range_is_namespace_bundle": False})
         .withColumn("matches_report", F.when(F.col("topics") == 0, True).otherwise(
             F.abs(F.col("msg_rate_in") - F.coalesce("reported_rate", F.lit(-1.0)))
             <= F.lit(1e-6) * F.greatest(F.abs("msg_rate_in"), F.lit(1.0))))
-        .withColumn("range_follows_previous", F.coalesce(
-            F.split(F.lag("bundle_range").over(w), "_")[1] == F.split("bundle_range", "_")[0],
-            F.split("bundle_range", "_")[0] == F.lit("0x00000000")))
     )
-
-
-def topic_bundle(read: Read) -> DataFrame:
-    return read("silver", "topic_bundle")
-
-
-def broker_usage(read: Read) -> DataFrame:
-    return read("silver", "broker_usage")
 
 
 def split_recommendations(read: Read) -> DataFrame:
     df = read("gold", "split_recommendations")
     rng = F.element_at(F.split("bundle", "/"), -1)
-    lower, upper = hex_to_long(F.split(rng, "_")[0]), hex_to_long(F.split(rng, "_")[1])
+    lower_hex, upper_hex = F.split(rng, "_")[0], F.split(rng, "_")[1]
+    lower, upper = hex_to_long(lower_hex), hex_to_long(upper_hex)
+    # the children a split at ``boundaries`` must produce: [lower, b1), [b1, b2), …, [bn, upper]
+    expected = F.transform(F.arrays_zip(F.concat(F.array(lower_hex), "boundaries").alias("start"),
+                                        F.concat("boundaries", F.array(upper_hex)).alias("end")),
+                           lambda c: F.concat_ws("_", c["start"], c["end"]))
+    non_empty = F.forall("children", lambda c: hex_to_long(F.split(c, "_")[0]) < hex_to_long(F.split(c, "_")[1]))
     return (df.withColumn("boundaries_inside", F.forall("boundaries", lambda b: (hex_to_long(b) > lower) & (hex_to_long(b) < upper)))
-            .withColumn("children_tile", ~F.col("splits") | (F.size("children") == F.size("boundaries") + 1)))
+            .withColumn("children_tile", ~F.col("splits") | F.coalesce((F.col("children") == expected) & non_empty,
+                                                                       F.lit(False))))
+
+
+def _load_change(decisions: DataFrame, bundle_reports: DataFrame, live: DataFrame) -> DataFrame:
+    """Per snapshot and strategy: relative change of the cluster's total message rate when every decision of the
+    cycle moves its bundle from the source to the destination. A bundle moved twice counts twice, a bundle moved
+    to a broker that is not live is lost; an unload without a destination is placed later, so it stays counted."""
+    load = bundle_reports.select(*KEYS, "broker", "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("load"))
+    moves = decisions.select(*KEYS, "strategy", "broker", "bundle", "destination")
+    cycles = moves.select(*KEYS, "strategy").distinct()
+    dest_live = live.select(*KEYS, F.col("live_broker").alias("destination"), F.lit(True).alias("dest_live"))
+    before = load.groupBy(*KEYS).agg(F.sum("load").alias("before"))
+    after = (load.join(cycles, KEYS).join(moves, [*KEYS, "strategy", "broker", "bundle"], "left")
+             .join(dest_live, [*KEYS, "destination"], "left")
+             .groupBy(*KEYS, "strategy")
+             .agg(F.sum(F.when(F.col("destination").isNull() | F.col("dest_live"), F.col("load")).otherwise(0.0))
+                  .alias("after")))
+    return after.join(before, KEYS).select(*KEYS, "strategy", F.when(
+        F.col("before") > 0, (F.col("after") - F.col("before")) / F.col("before")).otherwise(0.0).alias("total_load_change"))
 
 
 def shedding_decisions(read: Read) -> DataFrame:
     df = read("gold", "shedding_decisions")
-    owned = read("bronze", "bundle_reports").select(*KEYS, "broker", "bundle").withColumn("source_owns_bundle", F.lit(True))
-    live = _live(read).withColumnRenamed("live_broker", "destination").withColumn("destination_live", F.lit(True))
+    reports = read("bronze", "bundle_reports")
+    owned = reports.select(*KEYS, "broker", "bundle").distinct().withColumn("source_owns_bundle", F.lit(True))
+    live = _live(read)
+    dest = live.withColumnRenamed("live_broker", "destination").withColumn("destination_live", F.lit(True))
+    # Pulsar purges recently-unloaded bundles older than the grace period before each cycle (ModularLoadManagerImpl,
+    # UnloadScheduler): unloading the same bundle again is allowed only once more than the grace period has passed
+    grace_minutes = effective_config(read("bronze", "config"), read("bronze", "snapshots")).get_int(
+        "loadBalancerSheddingGracePeriodMinutes")
+    previous = F.lag("snapshot_ts").over(Window.partitionBy("cluster", "strategy", "bundle").orderBy("snapshot_ts"))
+    minutes_since = (F.unix_millis("snapshot_ts") - F.unix_millis(previous)) / 60_000.0
     return (df.join(owned, [*KEYS, "broker", "bundle"], "left").fillna({"source_owns_bundle": False})
-            .join(live, [*KEYS, "destination"], "left")
+            .join(dest, [*KEYS, "destination"], "left")
             .withColumn("destination_live", F.col("destination").isNull() | F.coalesce("destination_live", F.lit(False)))
-            .withColumn("destination_differs", F.col("destination").isNull() | (F.col("destination") != F.col("broker"))))
+            .withColumn("destination_differs", F.col("destination").isNull() | (F.col("destination") != F.col("broker")))
+            .withColumn("outside_grace_period", F.coalesce(minutes_since > F.lit(grace_minutes), F.lit(True)))
+            .join(_load_change(df, reports, live), [*KEYS, "strategy"], "left"))
 
 
-# suite name → (the asset it checks, its view, whether a failed critical expectation blocks downstream assets)
+# suite name → (the asset it checks, its view, whether a failed critical expectation blocks downstream assets).
+# Every bronze suite is a gate: silver must not be computed from a partition that failed one.
 SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
+    "bronze.snapshots": (("bronze", "snapshots"), snapshots, True),
     "bronze.broker_reports": (("bronze", "broker_reports"), broker_reports, True),
-    "bronze.topic_stats": (("bronze", "topic_stats"), topic_stats, True),
+    "bronze.bundle_reports": (("bronze", "bundle_reports"), _table("bronze", "bundle_reports", in_day=True), True),
+    "bronze.bundle_data": (("bronze", "bundle_data"), _table("bronze", "bundle_data", in_day=True), True),
+    "bronze.topic_stats": (("bronze", "topic_stats"), _table("bronze", "topic_stats", in_day=True), True),
+    "bronze.ownership": (("bronze", "ownership"), _table("bronze", "ownership", in_day=True), True),
+    "bronze.namespaces": (("bronze", "namespaces"), namespaces, True),
+    "bronze.config": (("bronze", "config"), _table("bronze", "config", in_day=True), True),
+    "bronze.failure_domains": (("bronze", "failure_domains"), _table("bronze", "failure_domains", in_day=True), True),
+    "silver.topic_bundle": (("silver", "topic_bundle"), _table("silver", "topic_bundle"), False),
     "silver.bundle_stats": (("silver", "bundle_stats"), bundle_stats, False),
-    "silver.topic_bundle": (("silver", "topic_bundle"), topic_bundle, False),
-    "silver.broker_usage": (("silver", "broker_usage"), broker_usage, False),
+    "silver.broker_usage": (("silver", "broker_usage"), _table("silver", "broker_usage"), False),
+    "silver.bundle_time_averages": (("silver", "bundle_time_averages"), _table("silver", "bundle_time_averages"), False),
+    "gold.split_triggers": (("gold", "split_triggers"), _table("gold", "split_triggers"), False),
     "gold.split_recommendations": (("gold", "split_recommendations"), split_recommendations, False),
     "gold.shedding_decisions": (("gold", "shedding_decisions"), shedding_decisions, False),
+    "gold.broker_load_summary": (("gold", "broker_load_summary"), _table("gold", "broker_load_summary"), False),
 }

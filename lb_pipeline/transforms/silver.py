@@ -146,51 +146,68 @@ TIME_AVERAGE_SCHEMA = (
 )
 
 
+TIME_AVERAGE_BUCKETS = 16
+
+
 def _rebuild_time_averages(pdf, samples_per_minute: float):
-    """applyInPandas body: one bundle's snapshots in time order → rebuilt short/long averages."""
+    """applyInPandas body: many bundles' snapshots → rebuilt short/long averages, vectorised across bundles.
+
+    Rows are sorted by (bundle, time); step ``s`` updates every bundle's ``s``-th snapshot at once from the row
+    before it (the same bundle's previous snapshot), so the Python loop runs once per snapshot of the day, not once
+    per bundle and snapshot."""
+    import numpy as np
     import pandas as pd
 
-    from lb_pipeline.algorithms.time_average import DEFAULT_SEED, FIELDS, LONG_SAMPLES, SHORT_SAMPLES, update
+    from lb_pipeline.algorithms.time_average import DEFAULT_SEED, FIELDS, LONG_SAMPLES, SHORT_SAMPLES, update_many
 
-    pdf = pdf.sort_values("snapshot_ts")
-    state, prev, out = None, None, []
-    for row in pdf.itertuples(index=False):
-        if state is None:
-            if pd.notna(row.stored_short_num_samples):
-                state = {w: {"n": int(getattr(row, f"stored_{w}_num_samples")),
-                             **{f: float(getattr(row, f"stored_{w}_{f}")) for f in FIELDS}} for w in ("short", "long")}
-                seeded, k = "stored", 0  # the stored value already includes this snapshot's samples
-            else:
-                state = {w: {"n": 0, **DEFAULT_SEED} for w in ("short", "long")}
-                seeded, k = "default", 1
-        else:
-            seeded = None
-            k = max(1, int(round((row.snapshot_ts - prev).total_seconds() / 60.0 * samples_per_minute)))
-        for w, window in (("short", SHORT_SAMPLES), ("long", LONG_SAMPLES)):
-            n0 = state[w]["n"]
-            for f in FIELDS:
-                state[w]["n"], state[w][f] = update(n0, state[w][f], float(getattr(row, f)), k, window)
-        prev = row.snapshot_ts
-        short_rate = state["short"]["msg_rate_in"] + state["short"]["msg_rate_out"]
-        long_rate = state["long"]["msg_rate_in"] + state["long"]["msg_rate_out"]
-        stored_short = (row.stored_short_msg_rate_in + row.stored_short_msg_rate_out) if pd.notna(row.stored_short_num_samples) else None
-        stored_long = (row.stored_long_msg_rate_in + row.stored_long_msg_rate_out) if pd.notna(row.stored_long_num_samples) else None
-
-        def rel(a, b):
-            return None if b is None else abs(a - b) / max(abs(b), 1e-9)
-
-        out.append({"cluster": row.cluster, "snapshot_ts": row.snapshot_ts, "snapshot_date": row.snapshot_date,
-                    "bundle": row.bundle, "samples_since_previous": k, "seeded_from": seeded,
-                    **{f"{w}_num_samples": state[w]["n"] for w in ("short", "long")},
-                    **{f"{w}_{f}": state[w][f] for w in ("short", "long") for f in FIELDS},
-                    "stored_short_msg_rate": stored_short, "stored_long_msg_rate": stored_long,
-                    "short_msg_rate_rel_diff": rel(short_rate, stored_short), "long_msg_rate_rel_diff": rel(long_rate, stored_long)})
     columns = [c.split(" ")[0] for c in TIME_AVERAGE_SCHEMA.split(", ")]
-    frame = pd.DataFrame(out, columns=columns)
+    if pdf.empty:
+        return pd.DataFrame(columns=columns)
+    pdf = pdf.sort_values(["bundle", "snapshot_ts"], kind="stable").reset_index(drop=True)
+    step = pdf.groupby("bundle", sort=False).cumcount().to_numpy()
+    stored = pdf["stored_short_num_samples"].notna().to_numpy()
+    minutes = (pdf["snapshot_ts"] - pdf.groupby("bundle", sort=False)["snapshot_ts"].shift(1)).dt.total_seconds() / 60.0
+    # the stored value already includes the first snapshot's samples; an unseen bundle takes its first sample
+    k = np.where(step == 0, np.where(stored, 0, 1),
+                 np.maximum(1, np.round(minutes.fillna(0.0).to_numpy() * samples_per_minute))).astype(np.int64)
+    windows = {"short": SHORT_SAMPLES, "long": LONG_SAMPLES}
+    x = {f: pdf[f].to_numpy(dtype=float) for f in FIELDS}
+    n = {w: np.zeros(len(pdf), dtype=np.int64) for w in windows}
+    avg = {(w, f): np.zeros(len(pdf)) for w in windows for f in FIELDS}
+    for s in range(int(step.max()) + 1):
+        rows = np.flatnonzero(step == s)
+        for w, window in windows.items():
+            if s == 0:
+                seeded = stored[rows]
+                n0 = np.where(seeded, pdf[f"stored_{w}_num_samples"].to_numpy()[rows], 0).astype(np.int64)
+                start = {f: np.where(seeded, pdf[f"stored_{w}_{f}"].to_numpy(dtype=float)[rows], DEFAULT_SEED[f])
+                         for f in FIELDS}
+            else:
+                n0 = n[w][rows - 1]
+                start = {f: avg[(w, f)][rows - 1] for f in FIELDS}
+            for f in FIELDS:
+                n[w][rows], avg[(w, f)][rows] = update_many(n0, start[f], x[f][rows], k[rows], window)
+
+    def stored_rate(w):
+        return (pdf[f"stored_{w}_msg_rate_in"] + pdf[f"stored_{w}_msg_rate_out"]).where(
+            pdf[f"stored_{w}_num_samples"].notna())
+
+    frame = pd.DataFrame({
+        "cluster": pdf["cluster"], "snapshot_ts": pdf["snapshot_ts"], "snapshot_date": pdf["snapshot_date"],
+        "bundle": pdf["bundle"], "samples_since_previous": k,
+        "seeded_from": np.where(step == 0, np.where(stored, "stored", "default"), None),
+        **{f"{w}_num_samples": n[w] for w in windows},
+        **{f"{w}_{f}": avg[(w, f)] for w in windows for f in FIELDS},
+        "stored_short_msg_rate": stored_rate("short"), "stored_long_msg_rate": stored_rate("long"),
+    })
+    for w in windows:
+        rebuilt = frame[f"{w}_msg_rate_in"] + frame[f"{w}_msg_rate_out"]
+        reference = frame[f"stored_{w}_msg_rate"]
+        frame[f"{w}_msg_rate_rel_diff"] = (rebuilt - reference).abs() / reference.abs().clip(lower=1e-9)
     for col in ("seeded_from", "stored_short_msg_rate", "stored_long_msg_rate", "short_msg_rate_rel_diff",
                 "long_msg_rate_rel_diff"):
         frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
-    return frame
+    return frame[columns]
 
 
 def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samples_per_minute: float = 1.0) -> DataFrame:
@@ -203,5 +220,7 @@ def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samp
         F.col(f"{w}_{c}").alias(f"stored_{w}_{c}") for w in ("short", "long")
         for c in ("num_samples", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
     joined = rates.join(stored, [*SNAPSHOT_KEYS, "bundle"], "left")
-    return joined.groupBy("cluster", "bundle").applyInPandas(
+    # many bundles per group (one group per bundle costs a Python round trip each); a bundle stays in one group
+    bucket = F.pmod(F.xxhash64("bundle"), F.lit(TIME_AVERAGE_BUCKETS))
+    return joined.withColumn("bucket", bucket).groupBy("cluster", "bucket").applyInPandas(
         lambda pdf: _rebuild_time_averages(pdf, samples_per_minute), TIME_AVERAGE_SCHEMA)
