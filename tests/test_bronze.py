@@ -170,3 +170,15 @@ def test_a_day_without_snapshots_writes_empty_partitions(spark, tmp_path):
 def test_crc32_in_spark_matches_zlib(lake, spark):
     rows = lake.read(spark, "silver", "topic_bundle", DEMO_DAY).select("topic", "topic_hash").limit(200).collect()
     assert rows and all(r.topic_hash == zlib.crc32(r.topic.encode()) for r in rows)
+
+
+def test_empty_files_and_directories_are_listed_alike_locally_and_through_hadoop(spark, demo_landing, tmp_path):
+    from lb_pipeline.ingest.bronze import list_day
+
+    landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
+    (landing / "demo-cluster" / f"{DEMO_DAY}T09-30-00Z").mkdir()
+    snapshot = sorted((landing / "demo-cluster").glob(f"{DEMO_DAY}T08*"))[0]
+    (snapshot / "config" / "dynamic.json").write_text("")
+    local = list_day(spark, str(landing), DEMO_DAY)
+    assert local == list_day(spark, str(landing), DEMO_DAY, hadoop=True) == list_day(spark, f"file:{landing}", DEMO_DAY)
+    assert local == ([f"file:{landing}/demo-cluster/{DEMO_DAY}T09-30-00Z"], [f"file:{snapshot}/config/dynamic.json"])

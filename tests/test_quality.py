@@ -321,4 +321,12 @@ def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, dem
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert "bronze/broker_reports" in materialized and "silver/broker_usage" not in materialized
     rows = LakeResource(root=str(tmp_path / "lake")).lake.read(spark, "gold", "validation_results", DEMO_DAY).collect()
-    assert any(r.column_name == "cpu_limit_mod_100" and not r.success and r.unexpected_count > 0 for r in rows)
+    (failed,) = [r for r in rows if r.column_name == "cpu_limit_mod_100"]
+    assert not failed.success and failed.unexpected_count > 0
+    offending = json.loads(failed.unexpected_rows)  # which brokers, not only which values
+    assert offending and all(r["broker"] for r in offending) and "50.0" in failed.unexpected_values
+
+
+def test_every_suite_is_documented():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "data-quality.md").read_text()
+    assert not [s for s in views.SUITES if f"`{s}`" not in doc]

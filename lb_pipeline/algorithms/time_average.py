@@ -36,7 +36,9 @@ def update_many(n, avg, x, k, window: int):
     avg = np.where(m > 0, (n * avg + m * x) / np.maximum(n + m, 1), avg)
     n = n + m
     rest = k - m
-    avg = np.where(rest > 0, x + (avg - x) * (1 - 1 / window) ** rest, avg)
+    # Python's float power per distinct exponent (numpy's vectorised pow can differ in the last bit)
+    decay = np.array([(1 - 1 / window) ** r for r in range(int(rest.max(initial=0)) + 1)])
+    avg = np.where(rest > 0, x + (avg - x) * decay[rest], avg)
     return n, avg
 
 

@@ -248,12 +248,16 @@ def parse_table(spark, landing: str, day: str, table: BronzeTable, manifests: di
     return read_files(spark, landing, day, table.globs).mapInPandas(_mapper(table, manifests), _parsed_schema(table))
 
 
-def list_day(spark, landing: str, day: str) -> tuple[list[str], list[str]]:
+def list_day(spark, landing: str, day: str, hadoop: bool | None = None) -> tuple[list[str], list[str]]:
     """(empty snapshot directories, zero-length files) of one day, as Spark names paths (``file:/…``).
 
-    Spark's file scans skip zero-length files, so they are found here (through Hadoop's FileSystem: metadata
-    only, and object stores work too) and quarantined instead of disappearing.
+    Spark's file scans skip zero-length files, so they are found here and quarantined instead of disappearing.
+    A local landing folder is listed in Python; other file systems through Hadoop's FileSystem (metadata only;
+    each file costs a py4j round trip, ~4 ms, which object-store latency dwarfs but a local disk does not).
     """
+    local = _local_path(landing)
+    if local is not None and not hadoop:
+        return _list_day_local(local, day)
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     pattern = jvm.org.apache.hadoop.fs.Path(f"{landing.rstrip('/')}/*/{day}T*")
@@ -271,6 +275,32 @@ def list_day(spark, landing: str, day: str) -> tuple[list[str], list[str]]:
                 empty_files.append(f.getPath().toString())
         if not seen:
             empty_dirs.append(st.getPath().toString())
+    return sorted(empty_dirs), sorted(empty_files)
+
+
+def _local_path(landing: str) -> str | None:
+    if landing.startswith("file:"):
+        return landing[len("file:"):].replace("///", "/", 1) if landing.startswith("file:///") else landing[len("file:"):]
+    return None if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", landing) else landing
+
+
+def _list_day_local(landing: str, day: str) -> tuple[list[str], list[str]]:
+    import glob
+    import os
+
+    empty_dirs, empty_files = [], []
+    for snapshot in glob.glob(os.path.join(glob.escape(os.path.abspath(landing)), "*", f"{day}T*")):
+        if not os.path.isdir(snapshot):
+            continue
+        seen = False
+        for root, _dirs, files in os.walk(snapshot):
+            for name in files:
+                seen = True
+                path = os.path.join(root, name)
+                if os.path.getsize(path) == 0:
+                    empty_files.append(f"file:{path}")
+        if not seen:
+            empty_dirs.append(f"file:{snapshot}")
     return sorted(empty_dirs), sorted(empty_files)
 
 
