@@ -65,6 +65,7 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
                lake.read(spark, "gold", "shedding_decisions", DEMO_DAY).groupBy("strategy").count().collect()}
     usage = lake.read(spark, "silver", "broker_usage", DEMO_DAY)
     cells = usage.select("broker").distinct().count() * usage.select("snapshot_ts").distinct().count()
+    evaluated = lake.read(spark, "gold", "validation_results", DEMO_DAY).count()
     OUT.mkdir(exist_ok=True)
     requests = []
     with sync_playwright() as p:
@@ -86,6 +87,8 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
                 name = cols.nth(0).inner_text().split(" ")[0]
                 assert int(cols.nth(6).inner_text()) == unloads.get(name, 0), name
             assert DEMO_DAY in page.get_by_test_id("title").inner_text()
+            night = page.locator("[data-testid=quality-trend] tbody tr").first.locator("td")
+            assert night.nth(0).inner_text() == DEMO_DAY and int(night.nth(1).inner_text()) == evaluated
             page.screenshot(path=str(OUT / "nightly-report.png"), full_page=True)
             page.goto((report.parent / "index.html").as_uri())
             assert page.get_by_test_id("nights").locator("a").first.inner_text() == DEMO_DAY

@@ -30,6 +30,16 @@ def _rows(df) -> list[dict]:
     return [r.asDict(recursive=True) for r in df.collect()]
 
 
+def _quality_trend(results, day: str, nights: int = 14) -> list[dict]:
+    """Expectations evaluated and failed (critical, warning) per night, for the nights up to ``day``."""
+    failed = ~F.col("success")
+    return _rows(results.where(F.col("snapshot_date") <= F.lit(day)).groupBy("snapshot_date").agg(
+        F.count("*").alias("evaluated"),
+        F.sum((failed & (F.col("severity") == "critical")).cast("int")).alias("critical"),
+        F.sum((failed & (F.col("severity") != "critical")).cast("int")).alias("warnings"),
+    ).orderBy(F.col("snapshot_date").desc()).limit(nights))
+
+
 def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "") -> dict:
     def read(layer, table):
         return lake.read(spark, layer, table, day) if lake.exists(spark, layer, table) else None
@@ -134,6 +144,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
     violations = _rows(audit.where(F.col("snapshot_ts") == F.lit(latest))) if audit is not None and latest else []
     results = read("gold", "validation_results")
     checks = _rows(results.orderBy("suite", "expectation")) if results is not None else []
+    trend = _quality_trend(lake.read(spark, "gold", "validation_results"), day) if results is not None else []
     quarantine = read("bronze", "quarantine")
     quarantined = _rows(quarantine.groupBy("bronze_table").agg(F.count("*").alias("rows"), F.first("reason").alias("example"))
                         .orderBy("bronze_table")) if quarantine is not None else []
@@ -146,6 +157,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "actions": actions, "heat": {"brokers": brokers, "times": [t.strftime("%H:%M") for t in times], "values": heat_values},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap, "cap": cap,
         "violations": violations, "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
+        "quality_trend": trend,
         "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE,
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                        "versions": versions},
