@@ -27,7 +27,10 @@ def _context(**over):
                  "detail": EVIL, "share": 0.9}],
         "near": [{"bundle": f"t/ns/{EVIL}", "owner_broker": "b1", "topics": 0.9, "sessions": 0.1, "msg_rate": 0.5,
                   "throughput": 0.2}],
-        "near_cap": [], "cap": 128, "violations": [], "checks": [], "failed_checks": [], "quarantined": [],
+        "near_cap": [], "cap": 128, "violations": [], "checks": [{"success": False}],
+        "failed_checks": [{"suite": "bronze.x", "expectation": "e", "column_name": "c", "severity": "critical",
+                           "unexpected_count": 1, "unexpected_values": EVIL, "unexpected_rows": f'[{{"broker": "{EVIL}"}}]'}],
+        "quality_trend": [{"snapshot_date": EVIL, "evaluated": 3, "critical": 1, "warnings": 0}], "quarantined": [],
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
     }
     ctx.update(over)
