@@ -20,7 +20,7 @@ def _check(suite: str, layer_table: tuple[str, str], view, blocking: bool) -> dg
     def check(context: dg.AssetCheckExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.AssetCheckResult:
         day = context.run.tags.get("dagster/partition")
         s, lk = spark.session, lake.lake
-        df = view(lambda ly, t: lk.read(s, ly, t, day)).persist()  # GX runs one Spark job per expectation
+        df = view(lambda ly, t: lk.read(s, ly, t, day)).persist()  # GX's passes run several Spark jobs over it
         try:
             summary = validate(df, suite)
         finally:

@@ -279,8 +279,9 @@ def list_day(spark, landing: str, day: str, hadoop: bool | None = None) -> tuple
 
 
 def _local_path(landing: str) -> str | None:
+    """The local folder behind ``/x``, ``file:/x`` or ``file:///x``; None for other schemes (``s3a://…``)."""
     if landing.startswith("file:"):
-        return landing[len("file:"):].replace("///", "/", 1) if landing.startswith("file:///") else landing[len("file:"):]
+        return re.sub(r"^file:(//)?", "", landing)
     return None if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", landing) else landing
 
 

@@ -32,7 +32,6 @@ def _table(layer: str, table: str, in_day: bool = False) -> Callable[[Read], Dat
     def view(read: Read) -> DataFrame:
         df = read(layer, table)
         return _in_day(df) if in_day else df
-    view.__name__ = table
     return view
 
 

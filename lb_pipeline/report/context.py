@@ -61,6 +61,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
     summary = read("gold", "broker_load_summary")
     broker_rows = sorted(_rows(summary), key=lambda r: -(r["peak_max_usage"] or 0)) if summary else []
 
+    stats_df = read("silver", "bundle_stats")
     decisions_df = read("gold", "shedding_decisions")
     decisions = _rows(decisions_df) if decisions_df else []
     latest_decisions = [d for d in decisions if d["snapshot_ts"] == latest]
@@ -68,10 +69,9 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
     if usage is not None and latest is not None:
         rates_now = {r["broker"]: r["rate"] for r in _rows(usage.where(F.col("snapshot_ts") == F.lit(latest)).select(
             "broker", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate")))}
-        stats = read("silver", "bundle_stats")
-        if stats is not None and latest_decisions:
+        if stats_df is not None and latest_decisions:
             moved = list({d["bundle"] for d in latest_decisions})
-            bundle_rates = {r["bundle"]: r["rate"] for r in _rows(stats.where(
+            bundle_rates = {r["bundle"]: r["rate"] for r in _rows(stats_df.where(
                 (F.col("snapshot_ts") == F.lit(latest)) & F.col("bundle").isin(moved)).select(
                 "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate")))}
     strategies = []
@@ -124,7 +124,6 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
                                        "command": d["command"]})
 
     near = []  # bundles at 80-100 % of a split limit at the last snapshot (the next to be flagged)
-    stats_df = read("silver", "bundle_stats")
     if stats_df is not None and latest is not None:
         limits = {"topics": config.get_float("loadBalancerNamespaceBundleMaxTopics"),
                   "sessions": config.get_float("loadBalancerNamespaceBundleMaxSessions"),
