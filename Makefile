@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test setup doctor chromium clean
+.PHONY: demo test setup doctor chromium clean conformance
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (found " + sys.version.split()[0] + ")")'
@@ -34,6 +34,12 @@ chromium:
 
 test: doctor chromium
 	$(BIN)/python -m pytest
+
+# Regenerates tests/conformance/data from Pulsar's own classes (needs Java 17 and Maven; the oracle's first
+# build downloads ~300 jars). ORACLE points at the pulsar-oracle tool, builds go to .oracle/<release>/.
+ORACLE ?= ../shared/tools/pulsar-oracle
+conformance: $(STAMP)
+	$(BIN)/python -m tests.conformance.regenerate --oracle $(ORACLE) --build .oracle
 
 clean:
 	rm -rf landing lake reports-out .dagster test-output

@@ -44,7 +44,7 @@ def main() -> int:
     config = snap.config
     for name in MODULAR_STRATEGIES:
         t, result = best_of(lambda: ModularShedding.named(name, config).run_cycle(load, config, snap.timestamp_ms,
-                                                                                   snap.ownership, snap.groups))
+                                                                                   snap.cluster_state()))
         print(f"{name:22} {t * 1000:8.1f} ms  {len(result.unloads):4} unloads")
     ext = derive_from_modular(snap.reports, config, snap.timestamp_ms, groups=snap.groups, owners=snap.ownership)
     no_debounce = config.overridden(loadBalancerSheddingConditionHitCountThreshold=0)

@@ -49,10 +49,17 @@ def test_extensible_counts_bundles_not_namespaces():
 
 
 def test_unload_gate():
-    assert aa.should_unload("b1", ["b2", "b3"], {"b1": 2, "b2": 1, "b3": 1})
-    assert aa.should_unload("b1", ["b2"], {"b1": 1})  # b2 owns none
-    assert not aa.should_unload("b1", ["b2", "b3"], {"b1": 1, "b2": 1, "b3": 1})
+    # the candidates are every broker the namespace may live on, the current one included
+    assert aa.should_unload("b1", ["b1", "b2", "b3"], {"b1": 2, "b2": 1, "b3": 1})
+    assert aa.should_unload("b1", ["b1", "b2"], {"b1": 1})  # b2 owns none
+    assert not aa.should_unload("b1", ["b1", "b2", "b3"], {"b1": 1, "b2": 1, "b3": 1})
+    assert aa.should_unload("b1", ["b1", "b2", "b3"], {"b1": 1, "b2": 1, "b3": 2})  # not every broker has the least
     assert aa.should_unload("b1", ["b2"], None)
+
+
+def test_unload_gate_counts_the_current_broker_only_as_a_candidate():
+    # Pulsar reads the current broker's count inside its loop over candidates: outside them it counts 0
+    assert not aa.should_unload("b1", ["b2", "b3"], {"b1": 2, "b2": 1, "b3": 1})
 
 
 def test_audit_lists_brokers_and_domains_holding_too_many():

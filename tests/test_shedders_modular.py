@@ -94,12 +94,15 @@ def _uniform_load(rates, throughputs, n=20):
     return LoadData(brokers, data)
 
 
-def test_uniform_50k_vs_30k_msg_rate_triggers_at_66_percent():
-    result = UniformLoadShedder().find_bundles_for_unloading(_uniform_load([50_000, 30_000], [1e6, 1e6]), PulsarConfig())
+@pytest.mark.parametrize("profile, taken", [("pulsar-4.0", [2500.0, 2500.0]), ("pulsar-master-2026", [2500.0])])
+def test_uniform_50k_vs_30k_msg_rate_triggers_at_66_percent(profile, taken):
+    result = UniformLoadShedder().find_bundles_for_unloading(_uniform_load([50_000, 30_000], [1e6, 1e6]),
+                                                             PulsarConfig({"maxUnloadPercentage": "0.2"}, profile))
     assert result.unloads and result.unloads[0].reason == "MsgRateDifference"
     assert result.unloads[0].value == pytest.approx(66.666, rel=1e-3)
     assert result.unloads[0].amount == 4000  # int((50000 - 30000) * 0.2)
-    assert [u.bundle_load for u in result.unloads] == [2500.0]  # a second 2500 msg/s bundle exceeds the 1500 left
+    # 1500 msg/s are left after the first bundle: 4.0.x still takes a 2500 one (<= 1500 + 1000), master does not
+    assert [u.bundle_load for u in result.unloads] == taken
     assert all(u.broker == "b0" for u in result.unloads)
 
 
@@ -154,13 +157,13 @@ def test_avg_30_70_gap_is_below_the_high_threshold_in_float32():
 
 
 def test_driver_respects_the_grace_period_and_assigns_destinations():
-    b1 = ns_bundles("a", 4)
-    load = LoadData({"b1": broker(95, b1, throughput=100 * MIB), "b2": broker(10, ns_bundles("b", 2)),
-                     "b3": broker(20, ns_bundles("c", 2))}, {b: bdata(throughput=20 * MIB) for b in b1})
+    b1 = ns_bundles("a", 4)  # broker ids are host:port: placement parses the host for isolation policies
+    load = LoadData({"b1:80": broker(95, b1, throughput=100 * MIB), "b2:80": broker(10, ns_bundles("b", 2)),
+                     "b3:80": broker(20, ns_bundles("c", 2))}, {b: bdata(throughput=20 * MIB) for b in b1})
     config = PulsarConfig()
     run = ModularShedding(OverloadShedder(), ModularShedding.named("ThresholdShedder", config).placement)
     first = run.run_cycle(load, config, now_ms=0)
-    assert first.unloads and all(u.destination in {"b2", "b3"} for u in first.unloads)
+    assert first.unloads and all(u.destination in {"b2:80", "b3:80"} for u in first.unloads)
     moved = {u.bundle for u in first.unloads}
     again = run.run_cycle(load, config, now_ms=29 * 60_000)
     assert not moved & {u.bundle for u in again.unloads}

@@ -27,7 +27,7 @@ def test_modular_decisions_are_owned_live_outside_grace_and_conserve_load(histor
     total = 0
     for snap in history:
         load, _ = LoadData.from_reports(snap.reports, snap.bundle_data)
-        result = run.run_cycle(load, config, snap.timestamp_ms, snap.ownership, snap.groups)
+        result = run.run_cycle(load, config, snap.timestamp_ms, snap.cluster_state())
         for u in result.unloads:
             assert u.bundle in load.bundles_of(u.broker)
             assert u.destination in snap.brokers and u.destination != u.broker

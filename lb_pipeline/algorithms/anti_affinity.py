@@ -69,12 +69,21 @@ def filter_candidates(candidates: Iterable[str], counts: Mapping[str, int] | Non
 
 
 def should_unload(current_broker: str, candidates: Iterable[str], counts: Mapping[str, int] | None) -> bool:
-    """``shouldAntiAffinityNamespaceUnload``: unload only if some candidate owns fewer of the group."""
-    if counts is None:
+    """``shouldAntiAffinityNamespaceUnload``: unload if some candidate owns none of the group, or the current
+    broker (counted only as one of the candidates) owns more than the least, or not every candidate owns the
+    least."""
+    if not counts:
         return True
     candidates = list(candidates)
-    least = min((counts.get(b, 0) for b in candidates), default=0)
-    return least == 0 or counts.get(current_broker, 0) > least
+    least, current = 2**31 - 1, 0
+    for b in candidates:
+        n = counts.get(b, 0)
+        if b == current_broker:
+            current = n
+        least = min(least, n)
+    if least == 0 or current > least:
+        return True
+    return len(candidates) != sum(1 for b in candidates if counts.get(b, 0) == least)
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,20 @@ effective ``broker.conf``) < dynamic overrides stored in the metadata store.
 Profiles (defaults changed between releases; record the one you replay with):
 
 * ``pulsar-3.0``: before PR #21168 / #22820, direct-memory and heap weights were 1.0;
-* ``pulsar-4.0`` (default): released 3.x/4.x defaults, ThresholdShedder + LeastLongTermMessageRate;
+* ``pulsar-4.0`` (default): Pulsar 4.0.8, ThresholdShedder + LeastLongTermMessageRate;
+* ``pulsar-4.0.7``: the same defaults; AvgShedder sorts scores as 4.0.7 did;
 * ``pulsar-master-2026``: after PR #26609, AvgShedder for shedding and placement, maxUnloadPercentage 0.5,
   loadBalancerDistributeBundlesEvenlyEnabled false.
+
+Where releases run different code (not just different defaults), ``PulsarConfig.release`` says which branch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+
+from lb_pipeline.model.releases import Release, release_of
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 EXT = "org.apache.pulsar.broker.loadbalance.extensions."
@@ -50,6 +55,8 @@ _BASE: dict[str, str] = {
     "loadBalancerDirectMemoryResourceWeight": "0",
     "loadBalancerBandwidthInResourceWeight": "1.0",
     "loadBalancerBandwidthOutResourceWeight": "1.0",
+    "loadBalancerBandwithInResourceWeight": "1.0",  # deprecated spellings, still read (see _DEPRECATED)
+    "loadBalancerBandwithOutResourceWeight": "1.0",
     "loadBalancerOverrideBrokerNicSpeedGbps": "",
     # ThresholdShedder
     "loadBalancerBrokerThresholdShedderPercentage": "10",
@@ -104,6 +111,7 @@ _BASE: dict[str, str] = {
 PROFILES: dict[str, dict[str, str]] = {
     "pulsar-3.0": {**_BASE, "loadBalancerMemoryResourceWeight": "1.0", "loadBalancerDirectMemoryResourceWeight": "1.0"},
     "pulsar-4.0": dict(_BASE),
+    "pulsar-4.0.7": dict(_BASE),
     "pulsar-master-2026": {
         **_BASE,
         "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder",
@@ -136,6 +144,11 @@ class PulsarConfig(Mapping[str, str]):
         for new, old in _DEPRECATED.items():
             if old in self._values and (values is None or new not in values):
                 self._values[new] = self._values[old]
+
+    @property
+    def release(self) -> Release:
+        """The code paths of this profile's Pulsar release (``releases.RELEASES``)."""
+        return release_of(self.profile)
 
     def __getitem__(self, key: str) -> str:
         return self._values[key]

@@ -21,15 +21,17 @@ def percent_usage(usage: float, limit: float) -> float:
     """``ResourceUsage.percentUsage``: 0 when ``limit <= 0`` (or NaN), else float32 ``usage/limit*100``."""
     if not limit > 0:
         return 0.0
-    p = np.float32(np.float32(usage) / np.float32(limit))
-    return float(np.float32(p * np.float32(100.0)))
+    with np.errstate(all="ignore"):
+        p = np.float32(np.float32(usage) / np.float32(limit))
+        return float(np.float32(p * np.float32(100.0)))
 
 
 def percent_usage_array(usage, limit) -> np.ndarray:
-    usage = np.asarray(usage, dtype=np.float32)
-    limit = np.asarray(limit, dtype=np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = (usage / limit).astype(np.float32) * np.float32(100.0)
+    """:func:`percent_usage` element-wise (the ``limit > 0`` test is on the double, as in Java)."""
+    usage = np.asarray(usage, dtype=np.float64)
+    limit = np.asarray(limit, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        p = (usage.astype(np.float32) / limit.astype(np.float32)) * np.float32(100.0)
     return np.where(limit > 0, p, np.float32(0.0)).astype(np.float32).astype(np.float64)
 
 
@@ -81,9 +83,10 @@ def percents(report: Mapping) -> dict[str, float]:
 
 
 def max_resource_usage(report: Mapping) -> float:
-    """``LocalBrokerData.getMaxResourceUsage()``: unweighted, heap excluded, as a fraction."""
+    """``LocalBrokerData.getMaxResourceUsage()``: unweighted, heap excluded, as a fraction; a float maximum
+    divided by ``100.0f`` in float32."""
     p = percents(report)
-    return _java_max(p[r] for r in MAX_USAGE_RESOURCES) / 100.0
+    return float(np.float32(np.float32(_java_max(p[r] for r in MAX_USAGE_RESOURCES)) / np.float32(100.0)))
 
 
 def max_resource_usage_with_weight(report: Mapping, w: Weights) -> float:

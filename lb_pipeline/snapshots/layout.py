@@ -18,6 +18,7 @@ MANIFEST = "manifest.json"
 BROKERS = "brokers.json"
 DYNAMIC_CONFIG = "config/dynamic.json"
 FAILURE_DOMAINS = "cluster/failure-domains.json"
+ISOLATION_POLICIES = "cluster/isolation-policies.json"  # optional: namespace isolation policies (name → policy)
 TS_FORMAT = "%Y-%m-%dT%H-%M-%SZ"
 
 

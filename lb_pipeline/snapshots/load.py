@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
 from lb_pipeline.errors import InputError
 from lb_pipeline.ingest import parsers as p
 from lb_pipeline.model.bundles import NamespaceBundles, parse_boundaries
@@ -30,6 +31,13 @@ class Snapshot:
     bundle_data: dict[str, dict]  # bundle full name → BundleData
     config: PulsarConfig
     failure_domains: dict[str, str] = field(default_factory=dict)  # broker → domain
+    isolation: dict[str, dict] = field(default_factory=dict)  # isolation policy name → policy
+
+    def cluster_state(self) -> ClusterState:
+        """What placement reads besides the load: brokers with a load report (Pulsar's available brokers),
+        isolation policies, anti-affinity groups and failure domains."""
+        return ClusterState([b for b in self.brokers if b in self.reports], isolation_policies(self.isolation),
+                            dict(self.groups), dict(self.failure_domains))
 
     @property
     def timestamp_ms(self) -> int:
@@ -95,5 +103,6 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE) -> Snap
     for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
         for b in (v or {}).get("brokers", []):
             domains[b] = domain
+    isolation = _json(root, layout.ISOLATION_POLICIES, required=False) or {}
     return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
-                    config_from_snapshot(runtime or {}, dynamic or {}, profile), domains)
+                    config_from_snapshot(runtime or {}, dynamic or {}, profile), domains, isolation)

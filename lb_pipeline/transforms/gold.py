@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
+from lb_pipeline.algorithms.shedding.selection import ClusterState
 from lb_pipeline.algorithms.shedding.transfer_shedder import DerivedLoadState, TransferShedder, derive_from_modular
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
@@ -105,7 +106,8 @@ def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.D
         groups = _meta(snap, "groups", "{}")
         load = LoadData(reports, _bundle_data(_unpack(snap, "average")))
         now = int(pd.Timestamp(ts).timestamp() * 1000)
-        results = [(name, run.run_cycle(load, config, now, ownership, groups)) for name, run in modular.items()]
+        state = ClusterState(list(reports), groups=groups)
+        results = [(name, run.run_cycle(load, config, now, state)) for name, run in modular.items()]
         ext = derive_from_modular(reports, config, now, derived, groups, ownership)
         results.append(("TransferShedder", transfer.run_cycle(ext, config, now)))
         for name, result in results:

@@ -69,7 +69,7 @@ def whatif_shed(snap: Snapshot, strategies: list[str], seed: int = 0, assume_sus
                 cycles = max(snap.config.get_int("loadBalancerAvgShedderHitCountHighThreshold"),
                              snap.config.get_int("loadBalancerAvgShedderHitCountLowThreshold"))
             for i in range(cycles):
-                result = run.run_cycle(load, snap.config, snap.timestamp_ms + i * 60_000, snap.ownership, snap.groups)
+                result = run.run_cycle(load, snap.config, snap.timestamp_ms + i * 60_000, snap.cluster_state())
                 if result.unloads:
                     break
         else:

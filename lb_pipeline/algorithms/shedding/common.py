@@ -1,32 +1,25 @@
 """What the modular shedders read (``LoadData``) and what they return (decisions with reason codes).
 
 ``LoadData`` holds Pulsar's JSON as it is: broker id → ``LocalBrokerData``, bundle → ``BundleData`` (the
-leader's in-memory short/long-term averages), and the recently unloaded bundles. Pulsar iterates Java hash maps;
-we iterate in insertion order (callers insert sorted), which only matters for exact ties.
+leader's in-memory short/long-term averages), and the recently unloaded bundles. Dict order stands for the order
+the leader inserted keys into its maps; strategies read the :class:`~.frame.LoadFrame` built from it, which
+iterates in Pulsar's hash-map orders. Treat a ``LoadData`` as immutable once a strategy has read it (the frame is
+cached on it).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from lb_pipeline.algorithms.shedding.frame import LoadFrame, build_frame, namespace_of, short_term
 from lb_pipeline.model.config import PulsarConfig
-from lb_pipeline.model.usage import Weights, max_resource_usage_with_weight
+from lb_pipeline.model.usage import Weights
 
 MIB = 1024 * 1024
-DEFAULT_RATE, DEFAULT_THROUGHPUT = 50.0, 50000.0
-_HEARTBEAT = (re.compile(r"^pulsar/[^/]+/[^/]+:\d+$"), re.compile(r"^pulsar/[^/]+:\d+$"),
-              re.compile(r"^sla-monitor/[^/]+/[^/]+:\d+$"))
-
-
-def is_system_namespace(namespace: str) -> bool:
-    """``pulsar/system``, heartbeat namespaces (v1 and v2) and the SLA-monitor namespace are never shed."""
-    return namespace == "pulsar/system" or any(p.match(namespace) for p in _HEARTBEAT)
-
-
-def namespace_of(bundle: str) -> str:
-    return bundle.rsplit("/", 1)[0]
+__all__ = ["MIB", "LoadData", "Unload", "Skip", "SheddingResult", "largest_first", "namespace_of", "weights_of"]
 
 
 @dataclass
@@ -34,9 +27,13 @@ class LoadData:
     brokers: dict[str, dict]
     bundle_data: dict[str, dict] = field(default_factory=dict)
     recently_unloaded: dict[str, int] = field(default_factory=dict)  # bundle → epoch ms of the unload
+    frames: dict = field(default_factory=dict, repr=False, compare=False)  # shared by dataclasses.replace copies
 
-    def local(self, broker: str) -> dict:
-        return self.brokers[broker]
+    def frame(self, config: PulsarConfig) -> LoadFrame:
+        skip_system = config.release.shed_skips_system_namespace
+        if skip_system not in self.frames:
+            self.frames[skip_system] = build_frame(self.brokers, self.bundle_data, skip_system)
+        return self.frames[skip_system]
 
     def bundles_of(self, broker: str) -> list[str]:
         return list(self.brokers[broker].get("bundles") or [])
@@ -49,15 +46,9 @@ class LoadData:
         b = self.brokers[broker]
         return float(b.get("msgThroughputIn", 0.0)) + float(b.get("msgThroughputOut", 0.0))
 
-    def bundle_data_for_shedding(self) -> dict[str, dict]:
-        return {b: d for b, d in self.bundle_data.items() if not is_system_namespace(namespace_of(b))}
-
     @staticmethod
     def short_term(data: Mapping) -> tuple[float, float]:
-        """(msg rate in+out, throughput in+out) of a ``BundleData``'s short-term average."""
-        st = data.get("shortTermData") or {}
-        return (float(st.get("msgRateIn", DEFAULT_RATE)) + float(st.get("msgRateOut", DEFAULT_RATE)),
-                float(st.get("msgThroughputIn", DEFAULT_THROUGHPUT)) + float(st.get("msgThroughputOut", DEFAULT_THROUGHPUT)))
+        return short_term(data)
 
     @classmethod
     def from_reports(cls, reports: Mapping[str, dict], stored_bundle_data: Mapping[str, dict] | None = None,
@@ -111,26 +102,32 @@ class SheddingResult:
     unloads: list[Unload] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    load_stats: object | None = None  # TransferShedder's LoadStats of the cycle
 
 
 def weights_of(config: PulsarConfig) -> Weights:
     return Weights.from_config(config)
 
 
-def weighted_max(load: LoadData, broker: str, weights: Weights) -> float:
-    return max_resource_usage_with_weight(load.local(broker), weights)
+def ranked(values: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pulsar's ``sorted((e1, e2) -> Double.compare(e2, e1))`` over map entries: descending by value, ties in
+    map order (``Double.compare`` puts NaN above +inf and -0.0 below 0.0)."""
+    v = values[positions]
+    key = np.where(np.isnan(v), -np.inf, -v)  # NaN first; -0.0 vs 0.0 differ only in sign, kept by lexsort below
+    order = np.lexsort((positions, np.signbit(v) & (v == 0), key))
+    if np.isnan(v).any():
+        nan = np.isnan(v[order])
+        order = np.concatenate([order[nan], order[~nan]])
+    return positions[order], v[order]
 
 
-def largest_first(load: LoadData, broker: str, need: float) -> list[tuple[str, float]]:
-    """The shared OverloadShedder/ThresholdShedder selection: the broker's not-recently-unloaded bundles by
-    short-term throughput, largest first, until the cumulative throughput reaches ``need`` (at least one)."""
-    local = set(load.bundles_of(broker))
-    items = [(name, LoadData.short_term(bd)[1]) for name, bd in load.bundle_data_for_shedding().items()
-             if name in local and name not in load.recently_unloaded]
-    items.sort(key=lambda x: -x[1])  # stable: ties keep map order
-    chosen, marked = [], 0.0
-    for name, v in items:
-        if marked < need or not chosen:
-            chosen.append((name, v))
-            marked += v
-    return chosen
+def largest_first(frame: LoadFrame, broker: int, need: float, recently: set[str]) -> list[tuple[str, float]]:
+    """The OverloadShedder/ThresholdShedder selection: the broker's bundles not recently unloaded, by short-term
+    throughput, largest first, while the throughput marked so far is below ``need``, and at least one."""
+    pos, v = ranked(frame.short_tput, frame.candidates(broker, recently))
+    if not len(pos):
+        return []
+    marked = np.concatenate(([0.0], np.cumsum(v)[:-1]))  # sequential sums, as Java adds them
+    stop = np.flatnonzero(~(marked[1:] < need))
+    k = 1 + (int(stop[0]) if len(stop) else len(pos) - 1)
+    return [(frame.bundles[p], float(x)) for p, x in zip(pos[:k].tolist(), v[:k].tolist())]

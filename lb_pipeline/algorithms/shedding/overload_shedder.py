@@ -8,7 +8,7 @@ many bundles as needed, by throughput, and leaves heap memory out.
 
 from __future__ import annotations
 
-from lb_pipeline.algorithms.shedding.common import LoadData, SheddingResult, Skip, Unload, largest_first, weighted_max, weights_of
+from lb_pipeline.algorithms.shedding.common import LoadData, SheddingResult, Skip, Unload, largest_first, weights_of
 from lb_pipeline.model.config import PulsarConfig
 
 NAME = "OverloadShedder"
@@ -19,17 +19,18 @@ class OverloadShedder:
 
     def find_bundles_for_unloading(self, load: LoadData, config: PulsarConfig) -> SheddingResult:
         out = SheddingResult()
-        thr = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
-        weights = weights_of(config)
-        for broker in load.brokers:
-            u = weighted_max(load, broker, weights)
-            if u < thr:  # equal to the threshold counts as overloaded
+        frame = load.frame(config)
+        thr = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+        usage = frame.weighted_max(weights_of(config))
+        throughput = frame.throughput
+        recently = set(load.recently_unloaded)
+        for i in (~(usage < thr)).nonzero()[0].tolist():  # Java skips only ``usage < threshold``
+            broker, u = frame.brokers[i], float(usage[i])
+            need = float(throughput[i]) * (u - thr + 0.05)
+            if frame.bundle_count[i] <= 1:
+                out.skips.append(Skip(broker, None, f"overloaded ({u:.1%}) but owns {frame.bundle_count[i]} bundle(s)"))
                 continue
-            need = load.throughput(broker) * (u - thr + 0.05)
-            if len(load.bundles_of(broker)) <= 1:
-                out.skips.append(Skip(broker, None, f"overloaded ({u:.1%}) but owns {len(load.bundles_of(broker))} bundle(s)"))
-                continue
-            for bundle, v in largest_first(load, broker, need):
+            for bundle, v in largest_first(frame, i, need, recently):
                 out.unloads.append(Unload(NAME, broker, bundle, "Overloaded", "weightedMaxUsage", u, thr, need,
                                           "bytes/s", v))
         return out

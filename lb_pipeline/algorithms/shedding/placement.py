@@ -1,7 +1,10 @@
 """Placement strategies of the modular load manager (and the extensible LeastResourceUsageWithWeight).
 
-Random tie-breaks are drawn from an explicit ``random.Random`` so that replays are reproducible; Pulsar's own
-choice among equally good brokers is random, so compare candidate sets, not single picks.
+Each ``select(candidates, load, config, bundle)`` is ``ModularLoadManagerStrategy.selectBroker``: ``candidates``
+in the order the caller's set iterates. Pulsar's pick among equally good brokers is ``ThreadLocalRandom``; here
+it is an explicit ``random.Random`` so that replays repeat, and ``best(...)`` gives the set Pulsar picks from.
+``preallocated`` (broker → {bundle: BundleData}) is what the leader has assigned but not yet seen reported
+(``BrokerData.preallocatedBundleData``); the placement pipeline (``selection.py``) fills it.
 """
 
 from __future__ import annotations
@@ -9,79 +12,112 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from lb_pipeline.algorithms.shedding.common import LoadData, weighted_max, weights_of
+from lb_pipeline.algorithms.shedding.common import LoadData, weights_of
+from lb_pipeline.algorithms.shedding.frame import DEFAULT_RATE
 from lb_pipeline.model.config import PulsarConfig
 
 
 def long_term_rate(load: LoadData, broker: str) -> float:
-    """``TimeAverageBrokerData`` long-term msgRateIn + msgRateOut: the sum over the broker's lastStats bundles."""
-    total = 0.0
-    for bundle in (load.local(broker).get("lastStats") or {}):
-        lt = (load.bundle_data.get(bundle) or {}).get("longTermData") or {}
-        total += float(lt.get("msgRateIn", 50.0)) + float(lt.get("msgRateOut", 50.0))
-    return total
+    """``TimeAverageBrokerData`` long-term msgRateIn + msgRateOut. A report that carries ``timeAverageData`` is
+    used as is; otherwise the leader's ``reset``: the sum over the broker's ``lastStats`` bundles of their
+    long-term averages (the default 50 msg/s each way for a bundle it has no data of)."""
+    report = load.brokers[broker]
+    tad = report.get("timeAverageData")
+    if tad is not None:
+        return float(tad.get("longTermMsgRateIn", 0.0)) + float(tad.get("longTermMsgRateOut", 0.0))
+    rate_in = rate_out = 0.0
+    for bundle in (report.get("lastStats") or {}):
+        data = load.bundle_data.get(bundle)
+        if data is None:
+            rate_in, rate_out = rate_in + DEFAULT_RATE, rate_out + DEFAULT_RATE
+            continue
+        lt = data.get("longTermData") or {}
+        rate_in += float(lt.get("msgRateIn", 0.0))
+        rate_out += float(lt.get("msgRateOut", 0.0))
+    return rate_in + rate_out
+
+
+def _preallocated(load: LoadData, broker: str, preallocated: dict | None) -> dict:
+    return {**(load.brokers[broker].get("preallocatedBundleData") or {}), **((preallocated or {}).get(broker) or {})}
 
 
 @dataclass
 class LeastLongTermMessageRate:
-    """``impl/LeastLongTermMessageRate``: lowest long-term message rate; brokers over the overload threshold
-    score infinity (if all do, all are candidates); uniform random among the best."""
+    """``impl/LeastLongTermMessageRate``: lowest long-term message rate (plus what is preallocated to the
+    broker); brokers over the overload threshold score infinity (if all do, all are candidates)."""
 
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     name: str = "LeastLongTermMessageRate"
-    _scores: tuple = (None, {})  # (the LoadData scored, broker → score): shedding places many bundles per cycle
 
-    def best(self, candidates: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
-        if self._scores[0] is not load:
-            thr = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
-            weights = weights_of(config)
-            self._scores = (load, {b: float("inf") if weighted_max(load, b, weights) > thr else long_term_rate(load, b)
-                                   for b in load.brokers})
-        scores = self._scores[1]
+    def score(self, broker: str, load: LoadData, config: PulsarConfig, preallocated: dict | None = None) -> float:
+        frame = load.frame(config)
+        thr = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+        weights = weights_of(config)
+        cache = frame.cache.setdefault(("lltmr", thr, weights), {})
+        if broker not in cache:
+            usage = frame.weighted_max(weights)[frame.index[broker]]
+            cache[broker] = None if usage > thr else long_term_rate(load, broker)
+        base = cache[broker]
+        if base is None:
+            return float("inf")
+        total = 0.0
+        for data in _preallocated(load, broker, preallocated).values():
+            lt = (data or {}).get("longTermData") or {}
+            total += float(lt.get("msgRateIn", 0.0)) + float(lt.get("msgRateOut", 0.0))
+        return total + base
+
+    def best(self, candidates: list[str], load: LoadData, config: PulsarConfig, preallocated: dict | None = None) -> list[str]:
         best, m = [], float("inf")
         for b in candidates:
-            s = scores[b]
+            s = self.score(b, load, config, preallocated)
             if s < m:
                 best, m = [b], s
             elif s == m:
                 best.append(b)
         return best or list(candidates)
 
-    def select(self, candidates: list[str], load: LoadData, config: PulsarConfig, bundle: str | None = None) -> str | None:
-        best = self.best(candidates, load, config)
-        return self.rng.choice(best) if best else None
+    def select(self, candidates: list[str], load: LoadData, config: PulsarConfig, bundle: str | None = None,
+               preallocated: dict | None = None) -> str | None:
+        best = self.best(candidates, load, config, preallocated)
+        return best[self.rng.randrange(len(best))] if best else None
 
 
 @dataclass
 class LeastResourceUsageWithWeight:
-    """``impl/LeastResourceUsageWithWeight`` (modular): EMA of the weighted max usage advanced once per call;
-    brokers at least ``loadBalancerAverageResourceUsageDifferenceThresholdPercentage`` below the average."""
+    """``impl/LeastResourceUsageWithWeight`` (modular): EMA of the weighted max usage advanced once per call for
+    every candidate (a broker without bundles or message rate starts afresh); brokers at least
+    ``loadBalancerAverageResourceUsageDifferenceThresholdPercentage`` below the candidates' average."""
 
     history: dict[str, float] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     name: str = "LeastResourceUsageWithWeight"
 
-    def best(self, candidates: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
+    def on_active_brokers_change(self, active) -> None:
+        self.history = {b: u for b, u in self.history.items() if b in set(active)}
+
+    def best(self, candidates: list[str], load: LoadData, config: PulsarConfig, preallocated: dict | None = None) -> list[str]:
         if not candidates:
             return []
+        frame = load.frame(config)
+        usage = frame.weighted_max(weights_of(config))
         p = config.get_float("loadBalancerHistoryResourcePercentage")
-        weights = weights_of(config)
         total = 0.0
         for b in candidates:
+            i = frame.index[b]
             h = self.history.get(b)
-            if not load.bundles_of(b) or load.rate(b) == 0:  # a restarted broker starts a fresh history
-                h = None
-            r = weighted_max(load, b, weights)
-            self.history[b] = r if h is None else h * p + (1 - p) * r
+            if frame.bundle_count[i] == 0 or (frame.rate_in[i] == 0 and frame.rate_out[i] == 0):
+                h = None  # a restarted broker starts a fresh history
+            r = float(usage[i])
+            self.history[b] = r if h is None else h * p + (1.0 - p) * r
             total += self.history[b]
         avg = total / len(candidates)
-        d = config.get_float("loadBalancerAverageResourceUsageDifferenceThresholdPercentage") / 100.0
+        d = config.get_int("loadBalancerAverageResourceUsageDifferenceThresholdPercentage") / 100.0
         best = [b for b in candidates if self.history.get(b, 1.0) + d <= avg]
         return best or list(candidates)
 
-    def select(self, candidates, load, config, bundle=None):
+    def select(self, candidates, load, config, bundle=None, preallocated=None):
         best = self.best(candidates, load, config)
-        return self.rng.choice(best) if best else None
+        return best[self.rng.randrange(len(best))] if best else None
 
 
 @dataclass
@@ -95,8 +131,11 @@ class ExtensibleLeastResourceUsageWithWeight:
         known = [b for b in candidates if b in ema]
         best = []
         if known:
-            avg = sum(ema[b] for b in known) / len(known)
-            d = config.get_float("loadBalancerAverageResourceUsageDifferenceThresholdPercentage") / 100.0
+            total = 0.0
+            for b in known:  # summed in candidate order, as Java adds
+                total += ema[b]
+            avg = total / len(known)
+            d = config.get_int("loadBalancerAverageResourceUsageDifferenceThresholdPercentage") / 100.0
             best = [b for b in known if ema[b] + d <= avg]
         return best or list(candidates)
 
@@ -107,11 +146,13 @@ class ExtensibleLeastResourceUsageWithWeight:
 
 @dataclass
 class RoundRobinBrokerSelector:
+    """``impl/RoundRobinBrokerSelector``: a counter over a cached copy of the candidate list."""
+
     count: int = 0
     cache: list[str] = field(default_factory=list)
     name: str = "RoundRobinBrokerSelector"
 
-    def select(self, candidates, load=None, config=None, bundle=None):
+    def select(self, candidates, load=None, config=None, bundle=None, preallocated=None):
         if not candidates:
             return None
         idx = self.count % len(candidates)

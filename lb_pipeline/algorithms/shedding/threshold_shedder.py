@@ -4,15 +4,14 @@ throughput (if at least ``loadBalancerBundleUnloadMinThroughputThreshold`` MB), 
 
 Docs vs code: the docs say "until 5 % below the average"; the code aims at ``avg + threshold - 5 %`` and
 measures the amount in bytes/s of throughput. The optional lower-boundary pass advances the EMA a second time.
+The history forgets brokers that leave the cluster (``onActiveBrokersChange``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lb_pipeline.algorithms.shedding.common import (
-    MIB, LoadData, SheddingResult, Skip, Unload, largest_first, weighted_max, weights_of,
-)
+from lb_pipeline.algorithms.shedding.common import MIB, LoadData, SheddingResult, Skip, Unload, largest_first, weights_of
 from lb_pipeline.model.config import PulsarConfig
 
 NAME = "ThresholdShedder"
@@ -20,58 +19,65 @@ NAME = "ThresholdShedder"
 
 @dataclass
 class ThresholdShedder:
-    history: dict[str, float] = field(default_factory=dict)  # broker → smoothed usage (never pruned, as in Pulsar)
+    history: dict[str, float] = field(default_factory=dict)  # broker → smoothed usage (brokerAvgResourceUsage)
     name: str = NAME
 
-    def _update_all(self, load: LoadData, config: PulsarConfig) -> float:
+    def on_active_brokers_change(self, active) -> None:
+        self.history = {b: u for b, u in self.history.items() if b in set(active)}
+
+    def _update_all(self, frame, config: PulsarConfig) -> float:
+        """``getBrokerAvgUsage``: one EMA step per broker, summed in map order."""
         p = config.get_float("loadBalancerHistoryResourcePercentage")
-        weights = weights_of(config)
+        usage = frame.weighted_max(weights_of(config)).tolist()
         total = 0.0
-        for broker in load.brokers:
-            r = weighted_max(load, broker, weights)
-            self.history[broker] = r if broker not in self.history else self.history[broker] * p + (1 - p) * r
+        for broker, r in zip(frame.brokers, usage):
+            h = self.history.get(broker)
+            self.history[broker] = r if h is None else h * p + (1.0 - p) * r
             total += self.history[broker]
-        return total / len(load.brokers) if load.brokers else 0.0
+        return total / len(frame.brokers) if frame.brokers else 0.0
 
     def find_bundles_for_unloading(self, load: LoadData, config: PulsarConfig) -> SheddingResult:
         out = SheddingResult()
-        thr = config.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0
+        frame = load.frame(config)
+        thr = config.get_int("loadBalancerBrokerThresholdShedderPercentage") / 100.0
         min_bytes = config.get_float("loadBalancerBundleUnloadMinThroughputThreshold") * MIB
-        avg = self._update_all(load, config)
+        recently = set(load.recently_unloaded)
+        avg = self._update_all(frame, config)
         if avg == 0:
             return out
-        for broker in load.brokers:
-            cur = self.history[broker]
+        throughput = frame.throughput.tolist()
+        for i, broker in enumerate(frame.brokers):
+            cur = self.history.get(broker, 0.0)
             if cur < avg + thr:
                 continue
-            need = load.throughput(broker) * (cur - avg - thr + 0.05)
+            need = throughput[i] * (cur - avg - thr + 0.05)
             if need < min_bytes:
                 out.skips.append(Skip(broker, None, f"would shed {need / MIB:.2f} MB/s, below the {min_bytes / MIB:g} MB minimum"))
                 continue
-            if len(load.bundles_of(broker)) <= 1:
+            if frame.bundle_count[i] <= 1:
                 out.skips.append(Skip(broker, None, "above the average but owns a single bundle"))
                 continue
-            for bundle, v in largest_first(load, broker, need):
+            for bundle, v in largest_first(frame, i, need, recently):
                 out.unloads.append(Unload(NAME, broker, bundle, "AboveAverage", "weightedMaxUsageEMA", cur, avg + thr,
                                           need, "bytes/s", v))
         if not out.unloads and config.get_bool("lowerBoundarySheddingEnabled"):
-            self._lower_boundary(load, config, thr, min_bytes, out)
+            self._lower_boundary(frame, config, thr, min_bytes, recently, out)
         return out
 
-    def _lower_boundary(self, load, config, thr, min_bytes, out) -> None:
-        avg = self._update_all(load, config)  # the second EMA step of this cycle, as in Pulsar
+    def _lower_boundary(self, frame, config, thr, min_bytes, recently, out) -> None:
+        avg = self._update_all(frame, config)  # the second EMA step of this cycle, as in Pulsar
         best, best_usage, someone_below = None, avg - thr, False
-        for broker in load.brokers:
-            u = self.history[broker]
-            if u > best_usage and len(load.bundles_of(broker)) > 1:
-                best, best_usage = broker, u
+        for i, broker in enumerate(frame.brokers):
+            u = self.history.get(broker, 0.0)
+            if u > best_usage and frame.bundle_count[i] > 1:
+                best, best_usage = i, u
             if u < avg - thr:
                 someone_below = True
-        if best is None or not someone_below:
+        if not someone_below or best is None:
             return
-        need = load.throughput(best) * thr * 0.5
+        need = float(frame.throughput[best]) * thr * 0.5
         if min_bytes > need:
             return
-        for bundle, v in largest_first(load, best, need):
-            out.unloads.append(Unload(NAME, best, bundle, "LowerBoundary", "weightedMaxUsageEMA", best_usage, avg - thr,
-                                      need, "bytes/s", v))
+        for bundle, v in largest_first(frame, best, need, recently):
+            out.unloads.append(Unload(NAME, frame.brokers[best], bundle, "LowerBoundary", "weightedMaxUsageEMA",
+                                      best_usage, avg - thr, need, "bytes/s", v))

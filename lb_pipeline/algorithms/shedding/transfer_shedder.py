@@ -1,182 +1,166 @@
 """``extensions/scheduler/TransferShedder`` with the ``UnloadScheduler`` bookkeeping around it.
 
-Load is ``BrokerLoadData.weightedMaxEMA`` (1.0 = 100 %). The shedder triggers when the population std of the
-live brokers' loads exceeds ``loadBalancerBrokerLoadTargetStd``, or the least loaded broker is underloaded, or
-the most loaded is overloaded — on more than ``loadBalancerSheddingConditionHitCountThreshold`` consecutive
-cycles. It then moves ``(maxLoad - minLoad) / 2`` worth of throughput from the most to the least loaded broker
-(pairing inwards, at most ``loadBalancerMaxNumberOfBrokerSheddingPerCycle`` brokers), walking the source's top
-bundles in their reported (ascending) order, optionally swapping bundles back, always leaving one bundle.
+Load is ``BrokerLoadData.weightedMaxEMA`` (1.0 = 100 %). :func:`load_stats` is ``LoadStats.update``: average and
+population std over the load data store (unrounded; a negative variance from rounding gives NaN, as in Java).
+The shedder triggers when the std exceeds ``loadBalancerBrokerLoadTargetStd``, or the least loaded broker is
+underloaded, or the most loaded is overloaded — on more than ``loadBalancerSheddingConditionHitCountThreshold``
+consecutive cycles. It then moves ``(maxLoad - minLoad) / 2`` worth of throughput from the most to the least
+loaded broker (pairing inwards, at most ``loadBalancerMaxNumberOfBrokerSheddingPerCycle`` brokers), walking the
+source's top bundles in their reported (ascending) order, optionally swapping bundles back, always leaving one.
 
 Reproduced quirks: the swapped-back throughput only counts when ``loadBalancerDebugModeEnabled`` is true; the min
-broker advances only when something moved; std is recomputed virtually with the average fixed; brokers with
+broker advances only when something moved; std is recomputed after each move with the average fixed; brokers with
 outdated data stay in the sorted list; a source broker still cooling down after an unload blocks the cycle.
-
-When a snapshot has no ``BrokerLoadData``/top bundles (a modular cluster), :func:`derive_from_modular` builds the
-equivalent from ``LocalBrokerData`` — what a user migrating to the extensible load manager wants to see — and
-the result says which input was used.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from lb_pipeline.algorithms.shedding.common import SheddingResult, Skip, Unload, is_system_namespace, namespace_of
+from lb_pipeline.algorithms.shedding.common import SheddingResult, Skip, Unload, namespace_of
+from lb_pipeline.algorithms.shedding.transfer_inputs import (  # noqa: F401  (re-exported: the shedder's inputs)
+    DerivedLoadState, ExtensibleLoad, derive_from_modular, sheds_with_policies,
+)
 from lb_pipeline.model.config import PulsarConfig
-from lb_pipeline.model.usage import Weights, max_resource_usage_with_weight_and_memory
 
 NAME = "TransferShedder"
 
 
 @dataclass
-class ExtensibleLoad:
-    brokers: dict[str, dict]  # broker → BrokerLoadData JSON
-    top_bundles: dict[str, list[dict]]  # broker → [{"bundleName": …, "stats": NamespaceBundleStats}] ascending
-    available: list[str]
-    owners: dict[str, str] = field(default_factory=dict)  # bundle → owner (for the owner check), optional
-    namespaces_with_policies: set[str] = field(default_factory=set)
-    source: str = "BrokerLoadData"
+class LoadStats:
+    """``TransferShedder.LoadStats`` after ``update``: ``skip`` names why the cycle stops (``OutDatedData`` is
+    only a skip when no broker is left), else ``avg``/``std`` are Pulsar's unrounded figures (``reported_std`` is
+    the std the cycle started with, as ``UnloadCounter`` records it; ``std`` follows the planned moves)."""
+
+    sum: float = 0.0
+    sq_sum: float = 0.0
+    brokers: int = 0
+    avg: float = 0.0
+    std: float = 0.0
+    skip: str | None = None
+    reported_std: float = 0.0
+
+    def offload(self, max_load: float, min_load: float, offload: float) -> None:
+        self.sq_sum -= max_load * max_load + min_load * min_load
+        maxd, mind = max(0.0, max_load - offload), min_load + offload
+        self.sq_sum += maxd * maxd + mind * mind
+        self.std = _sqrt(abs(_div(self.sq_sum, self.brokers) - self.avg * self.avg))
 
 
-def _tp(stats: Mapping) -> float:
-    return float(stats.get("msgThroughputIn", 0.0)) + float(stats.get("msgThroughputOut", 0.0))
+def _div(a: float, b: float) -> float:
+    """Java double division: x/0 is ±inf (NaN for 0/0) instead of an exception."""
+    if b == 0:
+        return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
 
 
-@dataclass
-class DerivedLoadState:
-    """EMAs a modular cluster does not publish, advanced once per snapshot (seeded with the first value)."""
-
-    weighted_ema: dict[str, float] = field(default_factory=dict)
-    throughput_ema: dict[str, float] = field(default_factory=dict)
+def _sqrt(x: float) -> float:
+    return math.sqrt(x) if x >= 0 else math.nan
 
 
-def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_ms: int,
-                        state: DerivedLoadState | None = None, groups: Mapping[str, str | None] | None = None,
-                        owners: Mapping[str, str] | None = None) -> ExtensibleLoad:
-    """``BrokerLoadData`` and top-k bundles as the extensible reporter would publish them for these brokers."""
-    state = state or DerivedLoadState()
-    h = config.get_float("loadBalancerHistoryResourcePercentage")
-    weights = Weights.from_config(config)
-    k = config.get_int("loadBalancerMaxNumberOfBundlesInBundleLoadReport")
-    with_policies = {ns for ns, g in (groups or {}).items() if g}
-    brokers, tops = {}, {}
-    for b, r in reports.items():
-        weighted = max_resource_usage_with_weight_and_memory(r, weights)
-        tp = _tp(r)
-        state.weighted_ema[b] = weighted if b not in state.weighted_ema else state.weighted_ema[b] * h + (1 - h) * weighted
-        state.throughput_ema[b] = tp if b not in state.throughput_ema else state.throughput_ema[b] * h + (1 - h) * tp
-        brokers[b] = {**{x: r.get(x) for x in ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")},
-                      "msgThroughputIn": r.get("msgThroughputIn", 0.0), "msgThroughputOut": r.get("msgThroughputOut", 0.0),
-                      "weightedMaxEMA": state.weighted_ema[b], "msgThroughputEMA": state.throughput_ema[b],
-                      "updatedAt": now_ms}
-        eligible = [(n, s) for n, s in (r.get("lastStats") or {}).items()
-                    if not is_system_namespace(namespace_of(n)) and namespace_of(n) not in with_policies and _tp(s) > 0]
-        eligible.sort(key=lambda x: _tp(x[1]))
-        tops[b] = [{"bundleName": n, "stats": s} for n, s in (eligible[-k:] if k > 0 else eligible)]
-    return ExtensibleLoad(brokers, tops, list(reports), dict(owners or {}), with_policies,
-                          source="derived from the modular LocalBrokerData")
+def load_stats(load: ExtensibleLoad, recently_unloaded_brokers: dict[str, int], config: PulsarConfig, now_ms: int) -> LoadStats:
+    """``LoadStats.update``: drops brokers whose data is older than ``loadBalancerBrokerLoadDataTTLInSeconds``,
+    stops on a broker whose data predates ``loadBalanceSheddingDelayInSeconds`` after its last unload (and forgets
+    unloads that are old enough), and requires load data from every available broker."""
+    stats, reason = LoadStats(), None
+    ttl = config.get_int("loadBalancerBrokerLoadDataTTLInSeconds") * 1000
+    delay = config.get_int("loadBalanceSheddingDelayInSeconds") * 1000
+    missing = set(load.available)
+    for broker, data in load.brokers.items():
+        missing.discard(broker)
+        updated = int(data.get("updatedAt", 0))
+        if now_ms - updated > ttl:
+            reason = "OutDatedData"
+            continue
+        if broker in recently_unloaded_brokers:
+            if updated - recently_unloaded_brokers[broker] < delay:
+                return LoadStats(skip="CoolDown")
+            del recently_unloaded_brokers[broker]
+        x = float(data.get("weightedMaxEMA", 1.0))
+        stats.sum += x
+        stats.sq_sum += x * x
+        stats.brokers += 1
+    if stats.brokers == 0:
+        return LoadStats(skip=reason or "NoBrokers")
+    if missing:
+        return LoadStats(skip="NoLoadData")
+    stats.avg = stats.sum / stats.brokers
+    stats.std = stats.reported_std = _sqrt(stats.sq_sum / stats.brokers - stats.avg * stats.avg)
+    return stats
+
+
+def _order_key(x: float) -> tuple:
+    return (x != x, x, math.copysign(1.0, x) if x == 0 else 0.0)  # Comparator.comparingDouble
 
 
 @dataclass
 class TransferShedder:
-    hit_count: int = 0
+    hit_count: int = 0  # unloadConditionHitCount
     recently_unloaded_bundles: dict[str, int] = field(default_factory=dict)
     recently_unloaded_brokers: dict[str, int] = field(default_factory=dict)
     name: str = NAME
 
-    def run_cycle(self, load: ExtensibleLoad, config: PulsarConfig, now_ms: int,
-                  transferable: Callable[[str, str, str | None], bool] | None = None) -> SheddingResult:
+    def run_cycle(self, load: ExtensibleLoad, config: PulsarConfig, now_ms: int) -> SheddingResult:
         """One ``UnloadScheduler`` run: purge the grace period, find unloads, record them as done."""
-        out = SheddingResult(notes=[f"input: {load.source}"])
+        notes = [f"input: {load.source}"]
         if not (config.get_bool("loadBalancerEnabled") and config.get_bool("loadBalancerSheddingEnabled")):
-            out.notes.append("load balancing or shedding is disabled")
-            return out
+            return SheddingResult(notes=notes + ["load balancing or shedding is disabled"])
         if len(load.available) <= 1:
-            out.notes.append("one broker or fewer: nothing to balance")
-            return out
+            return SheddingResult(notes=notes + ["one broker or fewer: nothing to balance"])
         grace = config.get_int("loadBalancerSheddingGracePeriodMinutes") * 60_000
         self.recently_unloaded_bundles = {b: t for b, t in self.recently_unloaded_bundles.items() if now_ms - t <= grace}
-        found = self.find_bundles_for_unloading(load, config, now_ms, transferable)
+        found = self.find_bundles_for_unloading(load, config, now_ms)
         for u in found.unloads:
             self.recently_unloaded_bundles[u.bundle] = now_ms
             self.recently_unloaded_brokers[u.broker] = now_ms
-        found.notes[:0] = out.notes
+        found.notes[:0] = notes
         return found
 
-    def find_bundles_for_unloading(self, load: ExtensibleLoad, config: PulsarConfig, now_ms: int,
-                                   transferable: Callable[[str, str, str | None], bool] | None = None) -> SheddingResult:
+    def find_bundles_for_unloading(self, load: ExtensibleLoad, config: PulsarConfig, now_ms: int) -> SheddingResult:
         out = SheddingResult()
         c = config
-        target_std = c.get_float("loadBalancerBrokerLoadTargetStd")
-        overload = c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
-        transfer = c.get_bool("loadBalancerTransferEnabled")
-        debug = c.get_bool("loadBalancerDebugModeEnabled")
-        excluded = set(c.get_list("loadBalancerSheddingExcludedNamespaces"))
-        allow_policies = c.get_bool("loadBalancerSheddingBundlesWithPoliciesEnabled")
         store = load.brokers
+        order = sorted(store, key=lambda b: _order_key(float(store[b].get("weightedMaxEMA", 1.0))))
+        stats = load_stats(load, self.recently_unloaded_brokers, c, now_ms)
+        out.load_stats = stats
+        if stats.skip:
+            out.skips.append(Skip("", None, stats.skip))
+            return out
+        out.notes.append(f"load avg {stats.avg!r}, std {stats.std!r} (target {c.get_float('loadBalancerBrokerLoadTargetStd')})")
+        target_std = c.get_float("loadBalancerBrokerLoadTargetStd")
+        overload = c.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+        transfer, debug = c.get_bool("loadBalancerTransferEnabled"), c.get_bool("loadBalancerDebugModeEnabled")
+        mult = min(0.5, max(0.0, target_std / 2.0))
+        max_idx, min_idx, shed = len(order) - 1, 0, 0
 
         def ld(b):
             return float(store[b].get("weightedMaxEMA", 1.0))
 
-        def tp_ema(b):
-            return float(store[b].get("msgThroughputEMA", 0.0))
+        def tp(d):
+            return float(d.get("msgThroughputIn", 0.0)) + float(d.get("msgThroughputOut", 0.0))
 
-        order = sorted(store, key=ld)  # stable
-        max_idx, min_idx = len(order) - 1, 0
-        total = sq = 0.0
-        n, reason, missing = 0, None, set(load.available)
-        for b, d in store.items():
-            missing.discard(b)
-            if now_ms - int(d.get("updatedAt", 0)) > c.get_int("loadBalancerBrokerLoadDataTTLInSeconds") * 1000:
-                reason = "OutDatedData"
-                continue
-            if b in self.recently_unloaded_brokers:
-                if int(d.get("updatedAt", 0)) - self.recently_unloaded_brokers[b] < c.get_int("loadBalanceSheddingDelayInSeconds") * 1000:
-                    out.skips.append(Skip(b, None, "CoolDown: load data not yet refreshed since the last unload"))
-                    return out
-                del self.recently_unloaded_brokers[b]
-            total += ld(b)
-            sq += ld(b) ** 2
-            n += 1
-        if n == 0:
-            out.skips.append(Skip("", None, reason or "NoBrokers"))
-            return out
-        if missing:
-            out.skips.append(Skip(sorted(missing)[0], None, "NoLoadData: an available broker has no load data"))
-            return out
-        avg = total / n
-        std = math.sqrt(max(0.0, sq / n - avg * avg))
-        mult = min(0.5, max(0.0, target_std / 2))
-        out.notes.append(f"load avg {avg:.3f}, std {std:.3f} (target {target_std})")
-
-        def underloaded(b, top):
-            return ld(b) < avg * mult or tp_ema(b) < tp_ema(order[top]) * mult
+        def underloaded(b):
+            return ld(b) < stats.avg * mult or float(store[b].get("msgThroughputEMA", 0.0)) < \
+                float(store[order[max_idx]].get("msgThroughputEMA", 0.0)) * mult
 
         def overloaded(b):
-            return ld(b) > overload and ld(b) > avg + target_std
+            return ld(b) > overload and ld(b) > stats.avg + target_std
 
-        if std > target_std or underloaded(order[min_idx], max_idx) or overloaded(order[max_idx]):
+        if stats.std > target_std or underloaded(order[min_idx]) or overloaded(order[max_idx]):
             self.hit_count += 1
         else:
             self.hit_count = 0
         if self.hit_count <= c.get_int("loadBalancerSheddingConditionHitCountThreshold"):
-            out.skips.append(Skip("", None, f"HitCount: condition met on {self.hit_count} consecutive cycle(s)"))
+            out.skips.append(Skip("", None, "HitCount"))
             return out
-
-        def movable(bundle, src, dst):
-            ns = namespace_of(bundle)
-            if ns in load.namespaces_with_policies and not allow_policies:
-                return False
-            if dst is not None and dst not in load.available:
-                return False
-            return transferable(bundle, src, dst) if transferable else True
-
-        shed = empty = few = 0
-        while shed < c.get_int("loadBalancerMaxNumberOfBrokerSheddingPerCycle") and min_idx < max_idx:
-            if std > target_std:
+        max_per_cycle = c.get_int("loadBalancerMaxNumberOfBrokerSheddingPerCycle")
+        empty = few = 0
+        decisions: dict[tuple, Unload] = {}  # a HashSet of decisions: equal ones collapse
+        while shed < max_per_cycle and min_idx < max_idx:
+            if stats.std > target_std:
                 why = "Overloaded"
-            elif underloaded(order[min_idx], max_idx):
+            elif underloaded(order[min_idx]):
                 why = "Underloaded"
             elif overloaded(order[max_idx]):
                 why = "Overloaded"
@@ -185,9 +169,9 @@ class TransferShedder:
             max_b, min_b = order[max_idx], order[min_idx]
             max_idx -= 1
             max_load, min_load = ld(max_b), ld(min_b)
-            offload = (max_load - min_load) / 2
-            max_tp, min_tp = _tp(store[max_b]), _tp(store[min_b])
-            target = max_tp * offload / max_load if max_load else 0.0
+            offload = (max_load - min_load) / 2.0
+            max_tp, min_tp = tp(store[max_b]), tp(store[min_b])
+            target = _div(max_tp * offload, max_load)
             tops = load.top_bundles.get(max_b)
             if not tops:
                 empty += 1
@@ -195,64 +179,77 @@ class TransferShedder:
             if len(tops) == 1:
                 few += 1
                 continue
-            min_iter = iter(load.top_bundles.get(min_b) or [])
+            min_tops = load.top_bundles.get(min_b)
+            min_iter = iter(min_tops) if min_tops is not None else None
             marked = gain = 0.0
             remaining = len(tops)
-            chosen = []
             for e in tops:
                 name = e["bundleName"]
                 if load.owners and load.owners.get(name) not in (None, max_b):
                     continue
-                if namespace_of(name) in excluded or name in self.recently_unloaded_bundles:
+                if name in self.recently_unloaded_bundles:
                     continue
-                if not movable(name, max_b, min_b if transfer else None):
+                if not self._transferable(load, c, name, max_b, min_b):
                     continue
                 if remaining <= 1:
                     break
-                tp = _tp(e["stats"])
-                if tp == 0:
+                bundle_tp = tp(e["stats"])
+                if bundle_tp == 0:
                     continue
                 swap, back, back_tp = False, [], 0.0
-                if marked - gain + tp > target:
-                    if transfer:
-                        max_new, min_new = max_tp - marked + gain - tp, min_tp + marked - gain + tp
+                if marked - gain + bundle_tp > target:
+                    if transfer and min_iter is not None:
+                        max_new, min_new = max_tp - marked + gain - bundle_tp, min_tp + marked - gain + bundle_tp
                         for m in min_iter:
-                            m_tp = _tp(m["stats"])
-                            if not movable(m["bundleName"], min_b, max_b) or m_tp == 0:
+                            m_tp = tp(m["stats"])
+                            if not self._transferable(load, c, m["bundleName"], min_b, max_b) or m_tp == 0:
                                 continue
-                            if max_new + m_tp < max_tp and min_new - m_tp < max_tp:
-                                back.append(m)
-                                max_new += m_tp
-                                min_new -= m_tp
-                                back_tp += m_tp
-                                if min_new <= max_new and max_new < 0.75 * max_tp:
-                                    swap = True
-                                    break
+                            if not (max_new + m_tp < max_tp and min_new - m_tp < max_tp):
+                                continue
+                            back.append(m)
+                            max_new, min_new, back_tp = max_new + m_tp, min_new - m_tp, back_tp + m_tp
+                            if min_new <= max_new and max_new < max_tp * 0.75:
+                                swap = True
+                                break
                     if not swap:
                         break
-                if swap:
-                    for m in back:
-                        chosen.append(Unload(NAME, min_b, m["bundleName"], why, "loadStd", std, target_std, target,
-                                             "bytes/s", _tp(m["stats"]), destination=max_b))
-                    if debug:  # Pulsar only subtracts the swapped-back traffic inside its debug-log block
-                        gain += back_tp
-                chosen.append(Unload(NAME, max_b, name, why, "loadStd", std, target_std, target, "bytes/s", tp,
-                                     destination=min_b if transfer else None))
-                marked += tp
+                if transfer:
+                    if swap:
+                        for m in back:
+                            u = Unload(NAME, min_b, m["bundleName"], why, "loadStd", stats.std, target_std, target,
+                                       "bytes/s", tp(m["stats"]), destination=max_b)
+                            decisions.setdefault((u.broker, u.bundle, u.destination, why), u)
+                        if debug:  # Pulsar only adds the swapped-back traffic inside its debug-log block
+                            gain += back_tp
+                u = Unload(NAME, max_b, name, why, "loadStd", stats.std, target_std, target, "bytes/s", bundle_tp,
+                           destination=min_b if transfer else None)
+                decisions.setdefault((u.broker, u.bundle, u.destination, why), u)
+                marked += bundle_tp
                 remaining -= 1
             if marked > 0:
-                out.unloads.extend(chosen)
-                adj = (marked - gain) * max_load / max_tp if max_tp else 0.0
-                sq -= max_load ** 2 + min_load ** 2
-                sq += max(0.0, max_load - adj) ** 2 + (min_load + adj) ** 2
-                std = math.sqrt(abs(sq / n - avg * avg))
+                stats.offload(max_load, min_load, _div((marked - gain) * max_load, max_tp))
                 shed += 1
                 min_idx += 1
-            else:
-                few += 1
+                continue
+            few += 1
+        out.unloads = list(decisions.values())
         if not out.unloads:
             out.skips.append(Skip("", None, "NoLoadData" if empty else "NoBundles" if few else "HitCount"))
         else:
             self.hit_count = 0
-            out.notes.append(f"std after the planned moves {std:.3f}")
+            out.notes.append(f"std after the planned moves {stats.std!r}")
         return out
+
+    @staticmethod
+    def _transferable(load: ExtensibleLoad, config: PulsarConfig, bundle: str, src: str, dst: str) -> bool:
+        """``isTransferable``: the policies gate; then the destination must be an available broker and some broker
+        other than the source must remain. Without cluster policies (``policies_known`` false: Pulsar's unit-test
+        mode, no PulsarService) everything is transferable."""
+        if not load.policies_known:
+            return True
+        if not sheds_with_policies(namespace_of(bundle), load.namespaces_with_policies, config):
+            return False
+        if dst not in load.available:
+            return False
+        others = set(load.available) - {src}
+        return dst in others if config.get_bool("loadBalancerTransferEnabled") else bool(others)

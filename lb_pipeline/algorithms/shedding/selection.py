@@ -1,0 +1,254 @@
+"""Pulsar's whole placement path: ``ModularLoadManagerImpl.selectBroker`` and ``selectBrokerForAssignment``.
+
+``select`` (what ``doLoadShedding`` asks for each unloaded bundle, 4.0.8):
+
+1. candidates = ``LoadManagerShared.applyNamespacePolicies`` over the available brokers: with a namespace
+   isolation policy, its primary brokers (plus the secondaries when fewer primaries than ``min_limit``); without,
+   the shared brokers (no policy's primary) that serve persistent topics;
+2. ``filterBrokersWithLargeTopicCount``: brokers whose topics plus preallocated topics exceed
+   ``loadBalancerBrokerMaxTopics`` leave (unless none would remain);
+3. ``filterAntiAffinityGroupOwnedBrokers`` (failure domains first when ``failureDomainsEnabled``);
+4. ``removeMostServicingBrokersForNamespace`` when ``loadBalancerDistributeBundlesEvenlyEnabled`` (always for
+   ``pulsar/system``): keep the brokers holding the fewest bundles of the namespace;
+5. broker filters: the load-manager class filter, and the version filter with ``preferLaterVersions``;
+6. back to step 1's set if nothing is left; the placement strategy picks; if its pick is over the overload
+   threshold, the strategy picks again among step 1's set.
+
+Counts come from the leader's broker → namespace → bundle-range cache: each broker's reported bundles
+(``lastStats``) plus its preallocations. ``assign`` (a lookup of an unowned bundle: new, split or orphaned)
+preallocates the chosen broker, so the next choice in the same cycle sees that bundle's load and topics; a
+shedding destination is not preallocated in 4.0.8 (the unload carries the broker as an affinity instead), so
+several bundles shed in one cycle can land on the same broker, as in Pulsar. :meth:`new_cycle` drops
+preallocations when fresh reports arrive (``updateBundleData``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from lb_pipeline.algorithms import anti_affinity as aa
+from lb_pipeline.algorithms.shedding.avg_shedder import AvgShedder
+from lb_pipeline.algorithms.shedding.common import LoadData, weights_of
+from lb_pipeline.algorithms.shedding.frame import DEFAULT_RATE, DEFAULT_THROUGHPUT, SYSTEM_NAMESPACE, namespace_of
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.javahash import JavaHashMap
+
+_DEFAULT_AVG = {"msgRateIn": DEFAULT_RATE, "msgRateOut": DEFAULT_RATE, "msgThroughputIn": DEFAULT_THROUGHPUT,
+                "msgThroughputOut": DEFAULT_THROUGHPUT}
+
+
+@dataclass(frozen=True)
+class IsolationPolicy:
+    """``NamespaceIsolationDataImpl`` with its ``min_available`` auto-failover policy (regexes: whole match)."""
+
+    name: str
+    namespaces: tuple[str, ...]
+    primary: tuple[str, ...]
+    secondary: tuple[str, ...]
+    min_limit: int
+
+    @classmethod
+    def from_json(cls, name: str, data: dict) -> "IsolationPolicy":
+        failover = data.get("auto_failover_policy") or {}
+        if failover.get("policy_type", "min_available") != "min_available":
+            raise ValueError(f"isolation policy {name!r}: unknown auto_failover_policy {failover.get('policy_type')!r}")
+        params = failover.get("parameters") or {}
+        return cls(name, tuple(data.get("namespaces") or ()), tuple(data.get("primary") or ()),
+                   tuple(data.get("secondary") or ()), int(params.get("min_limit", 1)))
+
+    def matches(self, namespace: str) -> bool:
+        return any(re.fullmatch(r, namespace) for r in self.namespaces)
+
+    def is_primary(self, host: str) -> bool:
+        return any(re.fullmatch(r, host) for r in self.primary)
+
+    def is_secondary(self, host: str) -> bool:
+        return any(re.fullmatch(r, host) for r in self.secondary)
+
+
+def isolation_policies(data: dict | None) -> list[IsolationPolicy]:
+    """A cluster's ``namespaceIsolationPolicies`` (name → policy), in the order Pulsar's ``HashMap`` visits them
+    (the first policy whose namespace regex matches applies)."""
+    data = data or {}
+    return [IsolationPolicy.from_json(n, data[n]) for n in JavaHashMap().order(data)]
+
+
+@dataclass
+class ClusterState:
+    """What placement reads besides ``LoadData``: the available brokers and the cluster's policies."""
+
+    available: list[str]
+    isolation: list[IsolationPolicy] = field(default_factory=list)
+    groups: dict[str, str | None] = field(default_factory=dict)  # namespace → anti-affinity group
+    broker_domain: dict[str, str] = field(default_factory=dict)  # broker → failure domain
+
+
+@dataclass
+class ModularPlacement:
+    strategy: object
+    preallocated: dict[str, dict[str, dict]] = field(default_factory=dict)  # broker → bundle → BundleData
+    preallocated_to: dict[str, str] = field(default_factory=dict)  # bundle → broker
+    candidate_set: JavaHashMap = field(default_factory=JavaHashMap)  # brokerCandidateCache (a reused HashSet)
+
+    def new_cycle(self) -> None:
+        self.preallocated.clear()
+        self.preallocated_to.clear()
+
+    def on_active_brokers_change(self, active) -> None:
+        hook = getattr(self.strategy, "on_active_brokers_change", None)
+        if hook:
+            hook(active)
+
+    # --- the pieces of the pipeline -------------------------------------------------------------------------
+    def namespace_policy_candidates(self, bundle: str, load: LoadData, state: ClusterState) -> list[str]:
+        """``applyNamespacePolicies`` (a bundle looked up by name serves persistent topics)."""
+        ns = namespace_of(bundle)
+        policy = next((p for p in state.isolation if p.matches(ns)), None)
+        primaries, secondaries = [], []
+        for broker in state.available:
+            if ":" not in broker:
+                continue  # Pulsar cannot parse a host from it
+            host = broker[:broker.rindex(":")]
+            if policy is not None:
+                if policy.is_primary(host):
+                    primaries.append(broker)
+                elif policy.is_secondary(host):
+                    secondaries.append(broker)
+                continue
+            report = load.brokers.get(broker)
+            if report is None or not report.get("persistentTopicsEnabled", True):
+                continue
+            if not any(p.is_primary(host) for p in state.isolation):
+                secondaries.append(broker)
+        if policy is None:
+            chosen = secondaries
+        else:
+            chosen = primaries + (secondaries if len(primaries) < policy.min_limit else [])
+        return self.candidate_set.order(chosen)
+
+    def ranges(self, load: LoadData) -> dict[str, dict[str, set[str]]]:
+        """The broker → namespace → bundle-range cache: reported bundles plus preallocations."""
+        out: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for broker, report in load.brokers.items():
+            for bundle in list(report.get("lastStats") or ()) + list(self.preallocated.get(broker, ())):
+                ns, rng = bundle.rsplit("/", 1)
+                out[broker][ns].add(rng)
+        return out
+
+    def anti_affinity_counts(self, ns: str, load: LoadData, state: ClusterState) -> dict[str, int] | None:
+        """``getAntiAffinityNamespaceOwnedBrokers``: per broker, namespaces of the group it holds (None: no group)."""
+        group = (state.groups.get(ns) or "").strip()
+        if not group:
+            return None
+        counts: dict[str, int] = {}
+        for broker, by_ns in self.ranges(load).items():
+            n = sum(1 for other, r in by_ns.items() if r and (state.groups.get(other) or "").lower() == group.lower())
+            if n:
+                counts[broker] = n
+        return counts
+
+    def should_policies_unload(self, bundle: str, current: str, load: LoadData, state: ClusterState) -> bool:
+        """``shouldNamespacePoliciesUnload``: another broker may own the bundle under the isolation policies."""
+        return any(b != current for b in self.namespace_policy_candidates(bundle, load, state))
+
+    def should_anti_affinity_unload(self, bundle: str, current: str, load: LoadData, state: ClusterState) -> bool:
+        counts = self.anti_affinity_counts(namespace_of(bundle), load, state)
+        if counts is None:
+            return True
+        return aa.should_unload(current, self.namespace_policy_candidates(bundle, load, state), counts)
+
+    # --- selectBroker / selectBrokerForAssignment -------------------------------------------------------------
+    def select(self, bundle: str, load: LoadData, config: PulsarConfig, state: ClusterState) -> str | None:
+        ns = namespace_of(bundle)
+        base = self.namespace_policy_candidates(bundle, load, state)
+        cands = self._filter_topic_count(base, load, config)
+        counts = self.anti_affinity_counts(ns, load, state)
+        cands = aa.filter_candidates(cands, counts, state.broker_domain, config.get_bool("failureDomainsEnabled"))
+        if config.get_bool("loadBalancerDistributeBundlesEvenlyEnabled") or ns == SYSTEM_NAMESPACE:
+            cands = remove_most_servicing_brokers(ns, cands, self.ranges(load))
+        try:
+            cands = _broker_filters(cands, load, config)
+        except ValueError:
+            cands = list(base)
+        if not cands:
+            cands = list(base)
+        pick = self._strategy_select(cands, bundle, load, config)
+        if pick is None:
+            return None
+        thr = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+        frame = load.frame(config)
+        if pick in frame.index and frame.weighted_max(weights_of(config))[frame.index[pick]] > thr:
+            again = self._strategy_select(list(base), bundle, load, config)
+            pick = again or pick
+        return pick
+
+    def assign(self, bundle: str, load: LoadData, config: PulsarConfig, state: ClusterState) -> str | None:
+        if bundle in self.preallocated_to:
+            return self.preallocated_to[bundle]
+        broker = self.select(bundle, load, config, state)
+        if broker is not None:
+            self.preallocated.setdefault(broker, {})[bundle] = load.bundle_data.get(bundle) or default_bundle_data()
+            self.preallocated_to[bundle] = broker
+        return broker
+
+    def _strategy_select(self, cands: list[str], bundle: str, load: LoadData, config: PulsarConfig) -> str | None:
+        if isinstance(self.strategy, AvgShedder):
+            return self.strategy.select_broker(cands, bundle, load, config)
+        return self.strategy.select(cands, load, config, bundle, self.preallocated)
+
+    def _filter_topic_count(self, cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
+        limit = config.get_int("loadBalancerBrokerMaxTopics")
+
+        def topics(b):
+            report = load.brokers.get(b)
+            if report is None:
+                return 0
+            pre = sum(int((d or {}).get("topics", 0) or 0) for d in self.preallocated.get(b, {}).values())
+            return pre + int(report.get("numTopics", 0) or 0)
+
+        kept = [b for b in cands if topics(b) <= limit]
+        return kept or cands
+
+
+def remove_most_servicing_brokers(namespace: str, candidates: list[str], ranges: dict) -> list[str]:
+    """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates holding the fewest
+    bundle ranges of the namespace (``ranges``: broker → namespace → ranges)."""
+    held = {b: len((ranges.get(b) or {}).get(namespace, ())) for b in candidates}
+    least = min(held.values(), default=0)
+    return [b for b in candidates if held[b] <= least]
+
+
+def default_bundle_data() -> dict:
+    """``new BundleData(10, 1000, defaultStats)``: what the leader assumes for a bundle it knows nothing of."""
+    return {"shortTermData": {"maxSamples": 10, **_DEFAULT_AVG}, "longTermData": {"maxSamples": 1000, **_DEFAULT_AVG},
+            "topics": 0}
+
+
+def _broker_filters(cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
+    """``BrokerLoadManagerClassFilter`` (a report without a class name is taken to run the configured one), then
+    ``BrokerVersionFilter`` with ``preferLaterVersions``: only the newest version stays. Raises ValueError as the
+    version filter's ``BrokerFilterBadVersionException`` does; the caller then falls back to step 1's set."""
+    wanted = config["loadManagerClassName"]
+    cands = [b for b in cands if (load.brokers.get(b) or {}).get("loadManagerClassName", wanted) == wanted]
+    if not config.get_bool("preferLaterVersions"):
+        return cands
+    if not cands:
+        raise ValueError("Unable to determine latest version since broker set was empty")
+    versions = {b: _semver((load.brokers.get(b) or {}).get("brokerVersionString")) for b in cands}
+    latest = max(versions.values())
+    return [b for b in cands if versions[b][:4] == latest[:4]]
+
+
+_SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?")
+
+
+def _semver(text: str | None) -> tuple:
+    """A comparable key for a semantic version (pre-releases before the release, as semver orders them)."""
+    m = _SEMVER.fullmatch(text or "")
+    if m is None:
+        raise ValueError(f"invalid version string {text!r}")
+    pre = m.group(4)
+    pre_key = (1,) if pre is None else (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")))
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), pre_key, m.group(5) or ""

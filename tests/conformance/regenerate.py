@@ -1,0 +1,128 @@
+"""``make conformance``: ask the real Pulsar classes (and Java's own collections) for the answers the conformance
+tests compare lb_pipeline with, and store them under ``tests/conformance/data/``.
+
+    python -m tests.conformance.regenerate [--oracle ../shared/tools/pulsar-oracle] [--build .oracle]
+
+Builds the oracle for each release (Maven, Java 17; the first build downloads ~300 jars), writes the generated
+inputs to a temporary folder, runs one JVM per family and release, and keeps Pulsar's answers (gzipped JSON
+lines, one per case, with a digest of the input so that a changed generator is caught instead of compared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.conformance.cases import COUNTS, shedder_case
+from tests.conformance.cases_extensible import placement_case, transfer_case
+from tests.conformance.java_orders import java_order_inputs
+
+HERE = Path(__file__).parent
+DATA = HERE / "data"
+RELEASES = ("4.0.8", "4.0.7")
+GENERATORS = {"shedders": shedder_case, "placement": placement_case, "transfer": transfer_case}
+# the only class in the load balancer that differs between 4.0.7 and 4.0.8 (decompiled and compared)
+ONLY_AVG_SHEDDER_DIFFERS = {"4.0.7": lambda case: case.get("strategy") == "AvgShedder"}
+
+
+def digest(case: dict) -> str:
+    return hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def trim(result: dict) -> dict:
+    """What the tests compare: the decisions and the effective configuration, not paths or warnings."""
+    drop = {"family", "case_path", "warnings"}
+    return {k: v for k, v in result.items() if k not in drop}
+
+
+def build(oracle: Path, build_dir: Path, release: str) -> Path:
+    target = (build_dir / release).resolve()
+    jar = target / "pulsar-oracle.jar"
+    if not jar.is_file():
+        print(f"building the oracle for Pulsar {release} into {target} …", file=sys.stderr)
+        subprocess.run(["mvn", "-q", "-f", str(oracle / "pom.xml"), "package", f"-Dpulsar.version={release}",
+                        f"-Doracle.build.dir={target}"], check=True)
+    return jar
+
+
+def run_family(jar: Path, family: str, cases: list[dict], workdir: Path) -> dict[str, dict]:
+    folder = workdir / family
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for case in cases:
+        path = folder / f"{case['name']}.json"
+        path.write_text(json.dumps(case))
+        files.append(str(path))
+    out = subprocess.run(["java", "-jar", str(jar), family, *files], check=True, capture_output=True, text=True).stdout
+    return {r["case"]: r for r in map(json.loads, out.splitlines())}
+
+
+def write(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, sort_keys=True) + "\n")
+    print(f"wrote {len(rows)} answers to {path}", file=sys.stderr)
+
+
+def as_positions(kind: str, items: list[str], answer: str):
+    """Java's answer as positions into the input (compact); an error stays a string."""
+    fields = answer.split("\t")[1:]
+    if fields[:1] == ["ERROR"]:
+        return "ERROR: " + fields[1]
+    if kind == "int-sort":
+        return [int(x) for x in fields]
+    groups, group = [], []
+    for f in fields + [""]:
+        if f:
+            group.append(items.index(f))
+        else:
+            groups.append(group)
+            group = []
+    return groups if kind == "hashmap-reused" else groups[0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--oracle", default=str(HERE.parents[2] / "shared" / "tools" / "pulsar-oracle"))
+    ap.add_argument("--build", default=".oracle", help="where the oracle builds go (outside the read-only tool)")
+    args = ap.parse_args()
+    oracle = Path(args.oracle)
+    if not (oracle / "pom.xml").is_file():
+        print(f"no pulsar-oracle at {oracle}: pass --oracle", file=sys.stderr)
+        return 2
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            print(f"{tool} is needed to regenerate the conformance data", file=sys.stderr)
+            return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        for release in RELEASES:
+            jar = build(oracle, Path(args.build), release)
+            for family, make in GENERATORS.items():
+                cases = [make(i) for i in range(COUNTS[family])]
+                if release in ONLY_AVG_SHEDDER_DIFFERS:
+                    cases = [c for c in cases if ONLY_AVG_SHEDDER_DIFFERS[release](c)]
+                if not cases:
+                    continue
+                answers = run_family(jar, family, cases, Path(tmp) / release)
+                rows = [{"case": c["name"], "input": digest(c), "pulsar": trim(answers[c["name"]])} for c in cases]
+                write(DATA / f"{family}-{release}.jsonl.gz", rows)
+        inputs = java_order_inputs()
+        text = "".join("\t".join(line) + "\n" for line in inputs)
+        out = subprocess.run(["java", str(HERE / "java" / "JavaOrders.java")], input=text, check=True,
+                             capture_output=True, text=True).stdout
+        rows = [{"case": line[0], "kind": line[1], "input": digest(line), "java": as_positions(line[1], line[2:], o)}
+                for line, o in zip(inputs, out.splitlines())]
+        write(DATA / "java-orders.jsonl.gz", rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
