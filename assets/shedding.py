@@ -9,14 +9,16 @@ from lb_pipeline.transforms import gold
 
 @dg.asset(key=["gold", "shedding_decisions"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
                                                     key("silver", "bundle_time_averages"), key("bronze", "ownership"),
-                                                    key("bronze", "namespaces"), key("bronze", "config")],
+                                                    key("bronze", "namespaces"), key("bronze", "config"),
+                                                    key("bronze", "failure_domains")],
           **options("shedding"))
 def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """What each of the five shedding strategies would unload at each snapshot, with state carried over."""
     day, s, lk = context.partition_key, spark.session, lake.lake
     df = gold.shedding_decisions(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                                  lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "ownership", day),
-                                 lk.read(s, "bronze", "namespaces", day), day_config(s, lk, day))
+                                 lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "config", day),
+                                 lk.read(s, "bronze", "failure_domains", day), day_config(s, lk, day))
     written, meta = write_table(s, lk, df, "gold", "shedding_decisions", day)
     meta["unloads_by_strategy"] = dg.MetadataValue.json(
         {r["strategy"]: r["count"] for r in written.groupBy("strategy").count().collect()})

@@ -1,58 +1,135 @@
-"""Time every shedding strategy and split trigger on one snapshot of the M preset (~100 brokers, ~10k bundles).
+"""Time every modular shedding strategy per cycle against Pulsar's own Java on the same input, and the whole
+replay cycle (strategy + Pulsar's placement path) on one snapshot of the M preset.
 
-    .venv/bin/python benchmarks/bench_shedding.py [--landing DIR]
+    .venv/bin/python benchmarks/bench_shedding.py [--oracle-jar .oracle/4.0.8/pulsar-oracle.jar] [--iterations 200]
 
-Generates the snapshot on first use (about 10 s) under benchmarks/.data/. Targets (issue 6): well under a second
-per strategy. Prints one line per strategy: best of 3 runs.
+Input: 60 brokers with 2-166 bundles each (about 5,000 bundles; Pareto traffic, some recently unloaded
+bundles), one cycle per strategy, written as the oracle's JSON under benchmarks/.data/. Both sides time only
+``findBundlesForUnloading`` (Pulsar builds its LoadData objects beforehand, lb_pipeline its LoadFrame), median
+over the iterations, fresh strategy each time. The oracle is built by ``make conformance`` (or pass its jar);
+without Java the Python figures print alone. Target (issue 16): every strategy at least 5x faster than Java.
 """
 
+from __future__ import annotations
+
 import argparse
+import json
+import random
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
-from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder, derive_from_modular
-from lb_pipeline.algorithms.splits.triggers import modular_split_candidates
+from lb_pipeline.algorithms.shedding.transfer_inputs import derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
+from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.snapshots.generate import generate
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs
 from lb_pipeline.snapshots.load import load_snapshot
 
+DATA = Path(__file__).parent / ".data"
+CONFIG = {"OverloadShedder": {"loadBalancerBrokerOverloadedThresholdPercentage": 70},
+          "ThresholdShedder": {"loadBalancerBundleUnloadMinThroughputThreshold": 1},
+          "UniformLoadShedder": {"minUnloadMessage": 100},
+          "AvgShedder": {"loadBalancerAvgShedderHitCountHighThreshold": 1, "loadBalancerAvgShedderHitCountLowThreshold": 1,
+                         "minUnloadMessage": 100}}
 
-def best_of(fn, runs=3):
-    times = []
-    for _ in range(runs):
+
+def bench_case(strategy: str, brokers: int = 60, seed: int = 42) -> dict:
+    rnd = random.Random(seed)
+    reports, data, recent, now = {}, {}, {}, 1_700_000_000_000
+    for b in range(brokers):
+        names = [f"tenant/ns-{b % 7}/0x{(b * 256 + j) << 16:08x}_0x{(b * 256 + j + 1) << 16:08x}"
+                 for j in range(rnd.randint(2, 166))]
+        tot = [0.0] * 4
+        for name in names:
+            r_in, r_out, size = rnd.paretovariate(1.3) * 100, rnd.paretovariate(1.3) * 100, rnd.choice((100, 1024, 10240))
+            st = {"maxSamples": 10, "numSamples": 10, "msgRateIn": round(r_in, 3), "msgRateOut": round(r_out, 3),
+                  "msgThroughputIn": round(r_in * size, 1), "msgThroughputOut": round(r_out * size, 1)}
+            data[name] = {"shortTermData": st, "longTermData": dict(st, maxSamples=1000), "topics": rnd.randint(1, 50)}
+            tot = [tot[0] + st["msgRateIn"], tot[1] + st["msgRateOut"], tot[2] + st["msgThroughputIn"], tot[3] + st["msgThroughputOut"]]
+            if rnd.random() < 0.02:
+                recent[name] = now - 60_000
+        usage = lambda hi: {"usage": round(rnd.uniform(5, hi), 2), "limit": 100.0}  # noqa: E731
+        reports[f"broker-{b}:8080"] = {"cpu": usage(100), "memory": usage(80), "directMemory": usage(80),
+                                       "bandwidthIn": usage(95), "bandwidthOut": usage(95), "msgRateIn": tot[0],
+                                       "msgRateOut": tot[1], "msgThroughputIn": tot[2], "msgThroughputOut": tot[3],
+                                       "bundles": names}
+    return {"name": f"bench-{strategy}", "strategy": strategy, "config": CONFIG[strategy],
+            "cycles": [{"now_ms": now, "brokers": reports, "bundleData": data, "recentlyUnloadedBundles": recent}]}
+
+
+def python_median_us(case: dict, iterations: int) -> tuple[float, int, float]:
+    config = PulsarConfig({k: str(v) for k, v in case["config"].items()})
+    cy = case["cycles"][0]
+    load = LoadData(cy["brokers"], cy["bundleData"], cy["recentlyUnloadedBundles"])
+    t = time.perf_counter()
+    load.frame(config)  # the LoadData objects Pulsar builds before the timed calls
+    build = time.perf_counter() - t
+    times, unloads = [], 0
+    for _ in range(iterations):
+        strategy = MODULAR_STRATEGIES[case["strategy"]]()
         t = time.perf_counter()
-        result = fn()
+        unloads = len(strategy.find_bundles_for_unloading(load, config).unloads)
         times.append(time.perf_counter() - t)
-    return min(times), result
+    return statistics.median(times) * 1e6, unloads, build * 1e3
+
+
+def java_median_us(jar: Path, path: Path, iterations: int) -> float | None:
+    try:
+        out = subprocess.run(["java", "-jar", str(jar), "bench", "shedders", str(path), str(iterations)],
+                             capture_output=True, text=True, check=True, timeout=900).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"  (oracle bench failed: {e})", file=sys.stderr)
+        return None
+    return float(json.loads(out)["per_call_median_us"])
+
+
+def replay_cycle_on_m(args) -> None:
+    landing = DATA / "M"
+    if not any(iter_snapshot_dirs(landing)):
+        print(f"generating one M snapshot under {landing} …", file=sys.stderr)
+        generate(landing, "M", snapshots=1, start="2026-01-15T14:00:00Z")
+    snap = load_snapshot(next(iter_snapshot_dirs(landing)))
+    load, _ = LoadData.from_reports(snap.reports, snap.bundle_data)
+    bundles = sum(len(r.get("lastStats") or {}) for r in snap.reports.values())
+    print(f"\nwhole replay cycle (strategy + placement path) on an M snapshot: {len(snap.brokers)} brokers, {bundles} bundles")
+    for name in MODULAR_STRATEGIES:
+        run = ModularShedding.named(name, snap.config)
+        t = time.perf_counter()
+        result = run.run_cycle(load, snap.config, snap.timestamp_ms, snap.cluster_state())
+        print(f"  {name:22} {(time.perf_counter() - t) * 1000:8.1f} ms  {len(result.unloads):4} unloads")
+    ext = derive_from_modular(snap.reports, snap.config, snap.timestamp_ms, groups=snap.groups, owners=snap.ownership)
+    t = time.perf_counter()
+    result = TransferShedder().run_cycle(ext, snap.config.overridden(loadBalancerSheddingConditionHitCountThreshold=0),
+                                         snap.timestamp_ms)
+    print(f"  {'TransferShedder':22} {(time.perf_counter() - t) * 1000:8.1f} ms  {len(result.unloads):4} unloads")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--landing", default=str(Path(__file__).parent / ".data" / "M"))
-    args = parser.parse_args()
-    if not any(iter_snapshot_dirs(args.landing)):
-        print(f"generating one M snapshot under {args.landing} …", file=sys.stderr)
-        generate(args.landing, "M", snapshots=1, start="2026-01-15T14:00:00Z")
-    snap_dir = next(iter_snapshot_dirs(args.landing))
-    t, snap = best_of(lambda: load_snapshot(snap_dir), runs=1)
-    bundles = sum(len(r.get("lastStats") or {}) for r in snap.reports.values())
-    print(f"snapshot {snap_dir.name}: {len(snap.brokers)} brokers, {bundles} loaded bundles (load {t:.2f} s)")
-    load, _ = LoadData.from_reports(snap.reports, snap.bundle_data)
-    config = snap.config
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle-jar", default=str(Path(__file__).parents[1] / ".oracle" / "4.0.8" / "pulsar-oracle.jar"))
+    ap.add_argument("--iterations", type=int, default=200)
+    ap.add_argument("--skip-m", action="store_true", help="only the strategy-vs-Java table")
+    args = ap.parse_args()
+    jar = Path(args.oracle_jar)
+    DATA.mkdir(parents=True, exist_ok=True)
+    print(f"per-cycle findBundlesForUnloading, median of {args.iterations}; Java: {jar if jar.is_file() else 'not built'}")
+    print(f"{'strategy':22} {'bundles':>7} {'unloads':>7} {'Python µs':>10} {'Java µs':>10} {'Java/Python':>11}")
     for name in MODULAR_STRATEGIES:
-        t, result = best_of(lambda: ModularShedding.named(name, config).run_cycle(load, config, snap.timestamp_ms,
-                                                                                   snap.cluster_state()))
-        print(f"{name:22} {t * 1000:8.1f} ms  {len(result.unloads):4} unloads")
-    ext = derive_from_modular(snap.reports, config, snap.timestamp_ms, groups=snap.groups, owners=snap.ownership)
-    no_debounce = config.overridden(loadBalancerSheddingConditionHitCountThreshold=0)
-    t, result = best_of(lambda: TransferShedder().run_cycle(ext, no_debounce, snap.timestamp_ms))
-    print(f"{'TransferShedder':22} {t * 1000:8.1f} ms  {len(result.unloads):4} unloads")
-    counts = {ns: len(lay) for ns, lay in snap.layouts.items()}
-    t, result = best_of(lambda: modular_split_candidates(snap.reports, snap.bundle_data, counts, config))
-    print(f"{'BundleSplitterTask':22} {t * 1000:8.1f} ms  {len(result):4} hot bundles")
+        case = bench_case(name)
+        path = DATA / f"bench-{name}.json"
+        path.write_text(json.dumps(case))
+        py, unloads, _ = python_median_us(case, args.iterations)
+        java = java_median_us(jar, path, args.iterations) if jar.is_file() else None
+        n = len(case["cycles"][0]["bundleData"])
+        ratio = f"{java / py:10.1f}x" if java else "         -"
+        print(f"{name:22} {n:7} {unloads:7} {py:10.0f} {java or float('nan'):10.0f} {ratio}")
+    if not args.skip_m:
+        replay_cycle_on_m(args)
     return 0
 
 

@@ -127,6 +127,10 @@ def _corpus(landing: Path) -> tuple[dict[str, str], Path]:
     ns, rng, topics, t = first_topic(doc)
     topics[t]["producerCount"] = True
     topics3[2].write_text(json.dumps(doc)); case(topics3[2], ".producerCount")
+    policies = s[3] / layout.ISOLATION_POLICIES  # one good isolation policy lands, one with a broken regex does not
+    policies.write_text(json.dumps({"pinned": {"namespaces": ["acme/.*"], "primary": ["broker-0\\..*"]},
+                                    "broken": {"namespaces": ["x/y"], "primary": ["(unclosed"]}}))
+    case(policies, "broken.primary")
     bd = _first(s[3] / "lb/bundle-data", "*/*/*.json")
     _edit_json(bd, lambda d: d.pop("longTermData")); case(bd, "longTermData")
     copy = landing / "demo-cluster" / f"{s[3].name}-copy"  # a duplicated snapshot directory
@@ -159,6 +163,8 @@ def test_malformed_corpus_is_quarantined_by_file_and_field_while_good_files_land
     assert brokers.where(f"broker = '{layout.broker_from_file_stem(stem)}' AND msg_throughput_in = 1.0E7 "
                          f"AND snapshot_ts = timestamp'{DEMO_DAY} 08:00:00'").count() == 1
     assert result.tables["bundle_reports"].rows > 0 and result.quarantine.rows >= len(cases)
+    (pinned,) = lake.read(spark, "bronze", "config", DEMO_DAY).where("source = 'isolation-policies'").collect()
+    assert pinned.key == "pinned" and json.loads(pinned.value)["primary"] == ["broker-0\\..*"]
 
 
 def test_a_day_without_snapshots_writes_empty_partitions(spark, tmp_path):

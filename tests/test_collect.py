@@ -13,9 +13,13 @@ from lb_pipeline.errors import LbError
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.collect import AdminClient, collect
 from lb_pipeline.snapshots.generate import Preset, generate
+from lb_pipeline.snapshots.load import load_snapshot
 from lb_pipeline.snapshots.validate import validate_snapshot
 
 TOKEN = "s3cr3t-token-value"
+ISOLATION = {"dedicated": {"namespaces": ["tenant-a/orders.*"], "primary": ["127\\.0\\.0\\.1"], "secondary": [],
+                           "auto_failover_policy": {"policy_type": "min_available",
+                                                    "parameters": {"min_limit": "1", "usage_threshold": "80"}}}}
 TINY = Preset("tiny", brokers=4, topics=80, snapshots=1, interval_minutes=60, bundles_per_namespace=(4,),
               topics_per_namespace=20)
 
@@ -51,6 +55,7 @@ class FakeCluster:
             "/admin/v2/brokers/leaderBroker": json.dumps({"serviceUrl": f"http://{self.ids[0]}", "brokerId": self.ids[0]}),
             "/admin/v2/brokers/configuration/values": self.text(layout.DYNAMIC_CONFIG),
             "/admin/v2/clusters/demo-cluster/failureDomains": self.text(layout.FAILURE_DOMAINS),
+            "/admin/v2/clusters/demo-cluster/namespaceIsolationPolicies": json.dumps(ISOLATION),
             "/admin/v2/tenants": json.dumps(sorted({p.name for p in (self.source / "namespaces").iterdir()})),
         }
         if path in cluster_routes:
@@ -124,6 +129,8 @@ def test_collected_snapshot_is_complete_and_passes_the_checker(source, tmp_path)
     manifest = json.loads((snap / layout.MANIFEST).read_text())
     assert manifest["complete"] and manifest["brokers"] == fake.ids
     assert validate_snapshot(snap) == []
+    (policy,) = load_snapshot(snap).cluster_state().isolation  # what the placement path applies
+    assert policy.name == "dedicated" and policy.matches("tenant-a/orders-eu") and policy.is_primary("127.0.0.1")
     assert set(fake.seen_auth) == {f"Bearer {TOKEN}"}
     assert not any(TOKEN in p.read_text() for p in snap.rglob("*.json"))
     assert not list(snap.parent.glob(".*"))  # no temporary directory left behind

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -23,7 +22,8 @@ from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, PLACEMENTS
 from lb_pipeline.algorithms.shedding.placement import ExtensibleLeastResourceUsageWithWeight
 from lb_pipeline.algorithms.shedding.selection import remove_most_servicing_brokers
-from lb_pipeline.algorithms.shedding.transfer_shedder import ExtensibleLoad, TransferShedder, load_stats
+from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder, load_stats
 from lb_pipeline.model.broker_load_data import BrokerLoadData
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.javahash import JavaHashMap, concurrent_hash_map_order, spread, string_hash

@@ -1,8 +1,6 @@
 """The nightly report: escaping (no Spark), then the real report in headless Chromium."""
 
-import os
 import shutil
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,7 @@ def _context(**over):
         "failed_checks": [{"suite": "bronze.x", "expectation": "e", "column_name": "c", "severity": "critical",
                            "unexpected_count": 1, "unexpected_values": EVIL, "unexpected_rows": f'[{{"broker": "{EVIL}"}}]'}],
         "quality_trend": [{"snapshot_date": EVIL, "evaluated": 3, "critical": 1, "warnings": 0}], "quarantined": [],
+        "unservable": [{"namespace": "t/ns", "topic": f"persistent://t/ns/{EVIL}", "snapshots": 2}],
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
     }
     ctx.update(over)
@@ -41,6 +40,7 @@ def test_text_from_inputs_is_escaped_everywhere():
     html = render_nightly(_context())
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "no split can relieve it" in html and "90.0%" in html  # the near-threshold row, with units
+    assert "its CRC-32 is 0xffffffff" in html  # a topic Pulsar cannot look up is named
     assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
 
 

@@ -4,7 +4,8 @@ import pytest
 
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding, apply_unloads
-from lb_pipeline.algorithms.shedding.transfer_shedder import DerivedLoadState, TransferShedder, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.snapshots.generate import generate
 from lb_pipeline.snapshots.load import load_snapshot
 from lb_pipeline.whatif.shed import STRATEGIES, whatif_shed

@@ -90,3 +90,41 @@ def test_rebuilt_averages_match_the_stored_bundle_data_of_the_generated_day(lake
     df = lake.read(spark, "silver", "bundle_time_averages", DEMO_DAY).where("stored_long_msg_rate IS NOT NULL")
     assert df.count() > 0
     assert df.agg({"long_msg_rate_rel_diff": "max"}).collect()[0][0] < 1e-6
+
+
+def crc32_forged(prefix: str, target: int = 0xFFFFFFFF) -> str:
+    """``prefix`` plus 40 letters, each 'a' or 'b', chosen so that the CRC-32 is ``target``: CRC-32 is affine over
+    GF(2), so flipping a letter xors a fixed pattern into the checksum and a linear system picks the flips."""
+    import zlib
+
+    base = prefix + "a" * 40
+    start = zlib.crc32(base.encode())
+    effects = [zlib.crc32((prefix + "a" * i + "b" + "a" * (39 - i)).encode()) ^ start for i in range(40)]
+    rows = [(e, 1 << i) for i, e in enumerate(effects)]  # (effect on the crc, set of flipped positions)
+    want, chosen = start ^ target, 0
+    for bit in range(32):  # Gaussian elimination over GF(2), one crc bit at a time
+        pivot = next((r for r in rows if r[0] >> bit & 1), None)
+        if pivot is None:
+            continue
+        rows = [(e ^ pivot[0], m ^ pivot[1]) if e >> bit & 1 and (e, m) != pivot else (e, m) for e, m in rows if (e, m) != pivot]
+        if want >> bit & 1:
+            want, chosen = want ^ pivot[0], chosen ^ pivot[1]
+    name = prefix + "".join("b" if chosen >> i & 1 else "a" for i in range(40))
+    assert zlib.crc32(name.encode()) == target
+    return name
+
+
+def test_a_topic_hashing_to_0xffffffff_is_flagged_as_unservable(spark):
+    from datetime import datetime
+
+    from lb_pipeline.transforms.silver import topic_bundle
+
+    keys = {"cluster": "c", "snapshot_ts": datetime(2026, 1, 15, 8), "snapshot_date": "2026-01-15"}
+    forged = crc32_forged("persistent://acme/orders/t-")
+    stats = spark.createDataFrame([{**keys, "broker": "b:8080", "namespace": "acme/orders", "topic": t,
+                                    "bundle_range": "0x80000000_0xffffffff"} for t in (forged, "persistent://acme/orders/ok")])
+    namespaces = spark.createDataFrame([{**keys, "namespace": "acme/orders", "num_bundles": 2,
+                                         "boundaries": ["0x00000000", "0x80000000", "0xffffffff"]}])
+    rows = {r.topic: r for r in topic_bundle(stats, namespaces).collect()}
+    assert rows[forged].lookup_fails and rows[forged].bundle_range == "0x80000000_0xffffffff"  # the last bundle holds it
+    assert not rows["persistent://acme/orders/ok"].lookup_fails

@@ -118,3 +118,10 @@ def test_splits_never_exceed_the_namespace_maximum(existing, topic_counts, maxim
     assert existing + sum(d.selected for d in modular) <= max(existing, maximum)
     extensible = ExtensibleSplitStrategy(config).find_bundles_to_split("b1", stats, {NS: existing}, _range)
     assert existing + sum(d.selected for d in extensible) <= max(existing, maximum)
+
+
+def test_extensible_split_skips_a_bundle_whose_namespace_count_cannot_be_read():
+    strategy = ExtensibleSplitStrategy(PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0"}))
+    (d,) = strategy.find_bundles_to_split("b1", {B1: _stats(topics=5000)}, {}, _range)  # no count for NS
+    assert not d.selected and "could not be read" in d.skipped
+    assert strategy.hit_count[B1] == 1  # the hit is kept, as Pulsar keeps it, so the next cycle tries again

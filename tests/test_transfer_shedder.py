@@ -2,7 +2,8 @@
 
 import pytest
 
-from lb_pipeline.algorithms.shedding.transfer_shedder import ExtensibleLoad, TransferShedder, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.model.config import PulsarConfig
 
 NOW = 10_000_000

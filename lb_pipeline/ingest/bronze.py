@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from lb_pipeline.ingest import cluster_parsers as cp
 from lb_pipeline.ingest import parsers as p
-from lb_pipeline.snapshots.layout import TS_FORMAT, broker_from_file_stem
+from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, TS_FORMAT, broker_from_file_stem
 
 COMMON = "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string"
 QUARANTINE_COLUMNS = "_field string, _reason string, _raw string"
@@ -55,8 +56,10 @@ def _bundle_reports(doc, rel):
 
 
 def _config(doc, rel):
+    if rel == ISOLATION_POLICIES:
+        return cp.parse_isolation_policies(doc)
     source = "dynamic" if rel == "config/dynamic.json" else "runtime:" + broker_from_file_stem(_stem(rel))
-    return p.parse_config(doc, source)
+    return cp.parse_config(doc, source)
 
 
 _TA = ("num_samples int, max_samples int, msg_rate_in double, msg_rate_out double, msg_throughput_in double, "
@@ -65,7 +68,7 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
     BronzeTable("snapshots", ("manifest.json",),
                 "format_version int, snapshot_timestamp_ms long, pulsar_version string, load_manager string, "
                 "leader string, brokers array<string>, complete boolean, missing_parts array<string>, tool string",
-                lambda doc, rel: p.parse_manifest(doc)),
+                lambda doc, rel: cp.parse_manifest(doc)),
     BronzeTable("broker_reports", ("lb/brokers/*.json",),
                 "broker string, cpu_usage double, cpu_limit double, memory_usage double, memory_limit double, "
                 "direct_memory_usage double, direct_memory_limit double, bandwidth_in_usage double, "
@@ -96,11 +99,11 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 lambda doc, rel: p.parse_ownership(doc, broker_from_file_stem(_stem(rel)))),
     BronzeTable("namespaces", ("namespaces/*/*.json",),
                 "namespace string, boundaries array<string>, num_bundles int, anti_affinity_group string",
-                lambda doc, rel: p.parse_namespace(doc, _between(rel, "namespaces/"))),
-    BronzeTable("config", ("config/dynamic.json", "config/runtime/*.json"),
+                lambda doc, rel: cp.parse_namespace(doc, _between(rel, "namespaces/"))),
+    BronzeTable("config", ("config/dynamic.json", "config/runtime/*.json", ISOLATION_POLICIES),
                 "source string, key string, value string", _config),
     BronzeTable("failure_domains", ("cluster/failure-domains.json",), "domain string, broker string",
-                lambda doc, rel: p.parse_failure_domains(doc)),
+                lambda doc, rel: cp.parse_failure_domains(doc)),
 )}
 
 

@@ -50,31 +50,35 @@ class JavaHashMap:
         self.exact = True
 
     def order(self, keys: Iterable[str]) -> list[str]:
-        keys = list(dict.fromkeys(keys))  # a put of an existing key changes nothing
-        hashes = [spread(string_hash(k)) for k in keys]
-        cap = self.capacity
-        counts: dict[int, int] = {}
-        size = 0
-        for h in hashes:
-            b = h & (cap - 1)
-            counts[b] = counts.get(b, 0) + 1
-            if counts[b] >= 9 and cap < 64:  # treeifyBin on a small table resizes instead
-                cap, counts = self._grow(cap, hashes[: size + 1])
-            size += 1
-            if size > cap * 3 // 4:
-                cap, counts = self._grow(cap, hashes[:size])
-        self.capacity = cap
-        self.exact = all(c < 9 for c in counts.values()) or cap < 64
-        index = {i: h & (cap - 1) for i, h in enumerate(hashes)}
-        return [keys[i] for i in sorted(range(len(keys)), key=index.__getitem__)]
+        order, self.capacity, self.exact = _hash_map_order(tuple(keys), self.capacity)
+        return list(order)
 
-    @staticmethod
-    def _grow(cap: int, inserted: list[int]) -> tuple[int, dict[int, int]]:
-        cap *= 2
-        counts: dict[int, int] = {}
-        for h in inserted:
-            counts[h & (cap - 1)] = counts.get(h & (cap - 1), 0) + 1
-        return cap, counts
+
+@lru_cache(maxsize=256)  # replays fill maps with the same keys cycle after cycle
+def _hash_map_order(keys: tuple[str, ...], capacity: int) -> tuple[tuple[str, ...], int, bool]:
+    """(iteration order, capacity after, exact) of a HashMap of ``capacity`` filled with ``keys`` after clear()."""
+    keys = tuple(dict.fromkeys(keys))  # a put of an existing key changes nothing
+    hashes = [spread(string_hash(k)) for k in keys]
+    cap = capacity
+    counts: dict[int, int] = {}
+    for size, h in enumerate(hashes, start=1):
+        b = h & (cap - 1)
+        counts[b] = counts.get(b, 0) + 1
+        if counts[b] >= 9 and cap < 64:  # treeifyBin on a small table resizes instead
+            cap, counts = _grow(cap, hashes[:size])
+        if size > cap * 3 // 4:
+            cap, counts = _grow(cap, hashes[:size])
+    exact = cap < 64 or all(c < 9 for c in counts.values())
+    order = sorted(range(len(keys)), key=lambda i: hashes[i] & (cap - 1))  # stable: bucket, then insertion
+    return tuple(keys[i] for i in order), cap, exact
+
+
+def _grow(cap: int, inserted: list[int]) -> tuple[int, dict[int, int]]:
+    cap *= 2
+    counts: dict[int, int] = {}
+    for h in inserted:
+        counts[h & (cap - 1)] = counts.get(h & (cap - 1), 0) + 1
+    return cap, counts
 
 
 def hash_map_order(keys: Iterable[str]) -> list[str]:
@@ -84,6 +88,11 @@ def hash_map_order(keys: Iterable[str]) -> list[str]:
 
 def concurrent_hash_map_order(keys: Iterable[str]) -> list[str]:
     """Iteration order of a fresh ``ConcurrentHashMap`` filled with ``keys`` in this order (single-threaded)."""
+    return list(_chm_order(tuple(keys)))
+
+
+@lru_cache(maxsize=256)  # replays rebuild maps of the same keys cycle after cycle
+def _chm_order(keys: tuple[str, ...]) -> tuple[str, ...]:
     n, size_ctl, count = 16, 12, 0
     table: list[list[tuple[int, str]]] = [[] for _ in range(n)]
     trees: set[int] = set()  # bucket indexes holding a TreeBin
@@ -110,7 +119,7 @@ def concurrent_hash_map_order(keys: Iterable[str]) -> list[str]:
         while count >= size_ctl:
             table, trees, n = _transfer(table, trees, n)
             size_ctl = n - (n >> 2)
-    return [k for bucket in table for _, k in bucket]
+    return tuple(k for bucket in table for _, k in bucket)
 
 
 def _table_size_for(c: int) -> int:

@@ -144,6 +144,9 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
     results = read("gold", "validation_results")
     checks = _rows(results.orderBy("suite", "expectation")) if results is not None else []
     trend = _quality_trend(lake.read(spark, "gold", "validation_results"), day) if results is not None else []
+    topic_bundle = read("silver", "topic_bundle")  # only the rare flagged rows reach the driver
+    unservable = _rows(topic_bundle.where("lookup_fails").groupBy("namespace", "topic").agg(
+        F.count("*").alias("snapshots")).orderBy("topic").limit(50)) if topic_bundle is not None else []
     quarantine = read("bronze", "quarantine")
     quarantined = _rows(quarantine.groupBy("bronze_table").agg(F.count("*").alias("rows"), F.first("reason").alias("example"))
                         .orderBy("bronze_table")) if quarantine is not None else []
@@ -156,7 +159,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "actions": actions, "heat": {"brokers": brokers, "times": [t.strftime("%H:%M") for t in times], "values": heat_values},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap, "cap": cap,
         "violations": violations, "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
-        "quality_trend": trend,
+        "quality_trend": trend, "unservable": unservable,
         "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE,
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                        "versions": versions},

@@ -2,7 +2,8 @@
 
 What is read (Pulsar admin v2): the cluster's brokers and leader, every broker's load report
 (``broker-stats/load-report``), ``broker-stats/topics``, owned bundles and runtime config (each asked of that
-broker itself), the dynamic config, every namespace's bundles and anti-affinity group, and the failure domains.
+broker itself), the dynamic config, every namespace's bundles and anti-affinity group, the failure domains and the namespace
+isolation policies.
 
 Not reachable through REST, so left out and named in the manifest: the metadata-store copies the modular leader
 acts on (``/loadbalance/brokers``, ``/loadbalance/bundle-data``, ``/loadbalance/broker-time-average``); the
@@ -135,6 +136,7 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         writer.write_json(layout.BROKERS, {"brokers": brokers, "leader": leader})
         fetch(layout.DYNAMIC_CONFIG, "/admin/v2/brokers/configuration/values")
         fetch(layout.FAILURE_DOMAINS, f"/admin/v2/clusters/{cluster}/failureDomains", allow_missing=True)
+        fetch(layout.ISOLATION_POLICIES, f"/admin/v2/clusters/{cluster}/namespaceIsolationPolicies", allow_missing=True)
         versions, managers = {}, {}
         for i, broker in enumerate(brokers, 1):
             base = client.broker_url(broker)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
 from lb_pipeline.errors import InputError
+from lb_pipeline.ingest import cluster_parsers as cp
 from lb_pipeline.ingest import parsers as p
 from lb_pipeline.model.bundles import NamespaceBundles, parse_boundaries
 from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
@@ -72,7 +73,7 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE) -> Snap
     if not root.is_dir():
         raise InputError(str(root), "(directory)", "a snapshot directory")
     manifest = _json(root, layout.MANIFEST)
-    rows, problems = p.parse_manifest(manifest)
+    rows, problems = cp.parse_manifest(manifest)
     if problems:
         raise InputError(str(root / layout.MANIFEST), problems[0].field, problems[0].reason.removeprefix("expected "))
     brokers, leader = rows[0]["brokers"], rows[0]["leader"]
@@ -89,7 +90,7 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE) -> Snap
     layouts, groups = {}, {}
     for f in sorted((root / "namespaces").glob("*/*.json")):
         ns = str(f.relative_to(root / "namespaces"))[: -len(".json")]
-        ns_rows, problems = p.parse_namespace(_json(root, str(f.relative_to(root))), ns)
+        ns_rows, problems = cp.parse_namespace(_json(root, str(f.relative_to(root))), ns)
         if problems:
             raise InputError(str(f), problems[0].field, problems[0].reason.removeprefix("expected "))
         layouts[ns] = NamespaceBundles(ns, parse_boundaries(ns_rows[0]["boundaries"]))

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from lb_pipeline.ingest import cluster_parsers as cp
 from lb_pipeline.ingest import parsers as p
 from lb_pipeline.model import bundles as bm
 from lb_pipeline.snapshots import layout
@@ -53,7 +54,7 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
     manifest = _read(root, layout.MANIFEST, findings)
     if manifest is None:
         return findings
-    rows, problems = p.parse_manifest(manifest)
+    rows, problems = cp.parse_manifest(manifest)
     findings += [Finding(layout.MANIFEST, pr.field, pr.reason) for pr in problems]
     if not rows:
         return findings
@@ -69,12 +70,17 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
         doc = _read(root, rel, findings)
         if doc is None:
             continue
-        ns_rows, problems = p.parse_namespace(doc, namespace)
+        ns_rows, problems = cp.parse_namespace(doc, namespace)
         findings += [Finding(rel, pr.field, pr.reason) for pr in problems]
         if ns_rows:
             layouts[namespace] = bm.NamespaceBundles(namespace, bm.parse_boundaries(ns_rows[0]["boundaries"]))
     if not layouts:
         findings.append(Finding("namespaces/", "(files)", "no namespace bundle layouts"))
+    if (root / layout.ISOLATION_POLICIES).is_file():  # optional
+        doc = _read(root, layout.ISOLATION_POLICIES, findings)
+        if doc is not None:
+            findings += [Finding(layout.ISOLATION_POLICIES, pr.field, pr.reason)
+                         for pr in cp.parse_isolation_policies(doc)[1]]
 
     owners: dict[str, list[str]] = defaultdict(list)
     for broker in brokers:

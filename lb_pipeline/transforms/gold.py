@@ -18,11 +18,13 @@ from pyspark.sql import functions as F
 from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
-from lb_pipeline.algorithms.shedding.selection import ClusterState
-from lb_pipeline.algorithms.shedding.transfer_shedder import DerivedLoadState, TransferShedder, derive_from_modular
+from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
+from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
+from lb_pipeline.ingest.cluster_parsers import ISOLATION_SOURCE
 from lb_pipeline.model.bundles import Bundle, parse_range
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.whatif import commands
@@ -49,7 +51,11 @@ def _reports(brokers: pd.DataFrame, bundles: pd.DataFrame) -> dict[str, dict]:
         d = {_JSON_NAMES[k]: {"usage": getattr(r, f"{k}_usage"), "limit": getattr(r, f"{k}_limit")} for k in _RESOURCES}
         d.update(msgRateIn=r.msg_rate_in, msgRateOut=r.msg_rate_out, msgThroughputIn=r.msg_throughput_in,
                  msgThroughputOut=r.msg_throughput_out, lastStats=stats.get(r.broker, {}),
-                 bundles=sorted(stats.get(r.broker, {})))
+                 bundles=sorted(stats.get(r.broker, {})), numTopics=int(r.num_topics or 0))
+        if r.broker_version:  # placement's version and load-manager filters read these
+            d["brokerVersionString"] = r.broker_version
+        if r.load_manager:
+            d["loadManagerClassName"] = r.load_manager
         out[r.broker] = d
     return out
 
@@ -104,9 +110,10 @@ def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.D
         reports = _reports(_unpack(snap, "broker"), _unpack(snap, "bundle"))
         ownership = {r["bundle"]: r["broker"] for r in _meta(snap, "ownership", "[]")}
         groups = _meta(snap, "groups", "{}")
+        isolation = {name: json.loads(policy) for name, policy in _meta(snap, "isolation", "{}").items()}
         load = LoadData(reports, _bundle_data(_unpack(snap, "average")))
         now = int(pd.Timestamp(ts).timestamp() * 1000)
-        state = ClusterState(list(reports), groups=groups)
+        state = ClusterState(list(reports), isolation_policies(isolation), groups, _meta(snap, "domains", "{}"))
         results = [(name, run.run_cycle(load, config, now, state)) for name, run in modular.items()]
         ext = derive_from_modular(reports, config, now, derived, groups, ownership)
         results.append(("TransferShedder", transfer.run_cycle(ext, config, now)))
@@ -121,20 +128,34 @@ def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.D
     return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SHEDDING_SCHEMA.split(", ")])
 
 
+def _as_map(df: DataFrame, key: str, value: str, name: str) -> DataFrame:
+    """Per snapshot: one JSON object ``key → value`` (small per-snapshot maps travel as JSON)."""
+    return df.groupBy(*KEYS).agg(F.to_json(F.map_from_entries(F.collect_list(F.struct(key, value)))).alias(name))
+
+
 def _ownership_and_groups(ownership: DataFrame, namespaces: DataFrame) -> DataFrame:
     """Per snapshot: the ownership map and the anti-affinity groups, as JSON (small)."""
     own = ownership.groupBy(*KEYS).agg(F.to_json(F.collect_list(F.struct("bundle", "broker"))).alias("ownership"))
-    grp = namespaces.groupBy(*KEYS).agg(
-        F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "anti_affinity_group")))).alias("groups"))
-    return own.join(grp, KEYS, "full")
+    return own.join(_as_map(namespaces, "namespace", "anti_affinity_group", "groups"), KEYS, "full")
+
+
+def _cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame,
+                      failure_domains: DataFrame) -> DataFrame:
+    """Per snapshot: ownership, anti-affinity groups, isolation policies and failure domains, as JSON (small)."""
+    isolation = config_rows.where(F.col("source") == ISOLATION_SOURCE)
+    return (_ownership_and_groups(ownership, namespaces)
+            .join(_as_map(isolation, "key", "value", "isolation"), KEYS, "left")
+            .join(_as_map(failure_domains, "broker", "domain", "domains"), KEYS, "left"))
 
 
 def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
-                       ownership: DataFrame, namespaces: DataFrame, config: PulsarConfig, seed: int = 0) -> DataFrame:
-    """Every shedding strategy replayed over the snapshots of each cluster, in time order, state carried over."""
+                       ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame, failure_domains: DataFrame,
+                       config: PulsarConfig, seed: int = 0) -> DataFrame:
+    """Every shedding strategy replayed over the snapshots of each cluster, in time order, state carried over,
+    destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains."""
     tagged = (_tagged(broker_reports, "broker").unionByName(_tagged(bundle_reports, "bundle"))
               .unionByName(_tagged(time_averages, "average"))
-              .unionByName(_meta_rows(_ownership_and_groups(ownership, namespaces))))
+              .unionByName(_meta_rows(_cluster_policies(ownership, namespaces, config_rows, failure_domains))))
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
 
 
@@ -236,8 +257,7 @@ def _audit(pdf: pd.DataFrame) -> pd.DataFrame:
 def anti_affinity_audit(ownership: DataFrame, namespaces: DataFrame, failure_domains: DataFrame,
                         snapshots: DataFrame) -> DataFrame:
     """Every anti-affinity group unevenly spread across brokers or failure domains, per snapshot."""
-    dom = failure_domains.groupBy(*KEYS).agg(
-        F.to_json(F.map_from_entries(F.collect_list(F.struct("broker", "domain")))).alias("domains"))
+    dom = _as_map(failure_domains, "broker", "domain", "domains")
     live = snapshots.select(*KEYS, F.to_json("brokers").alias("brokers"))
     joined = _ownership_and_groups(ownership, namespaces).join(dom, KEYS, "left").join(live, KEYS, "inner")
     return joined.groupBy("cluster").applyInPandas(_audit, AUDIT_SCHEMA)

@@ -9,6 +9,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from lb_pipeline.model.bundles import FULL_UPPER_BOUND
+
 from lb_pipeline.model.usage import Weights
 
 SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
@@ -39,7 +41,9 @@ def topic_bundle(topic_stats: DataFrame, namespaces: DataFrame) -> DataFrame:
     """Every topic mapped to its bundle by CRC-32 of the full name over the namespace's boundaries
     (lower inclusive, upper exclusive, the last bundle closed), beside the bundle the broker reported it under.
 
-    Spark's ``crc32`` is the standard CRC-32 that Pulsar's Guava ``Hashing.crc32()`` computes.
+    Spark's ``crc32`` is the standard CRC-32 that Pulsar's Guava ``Hashing.crc32()`` computes. A topic whose hash
+    is exactly 0xffffffff lies in the last bundle, but Pulsar's ``NamespaceBundles.findBundle`` fails on it
+    (IndexOutOfBounds): ``lookup_fails`` flags such topics, which no broker can serve.
     """
     topics = topic_stats.select(*SNAPSHOT_KEYS, "broker", "namespace", "topic",
                                 F.col("bundle_range").alias("reported_bundle_range"),
@@ -54,6 +58,7 @@ def topic_bundle(topic_stats: DataFrame, namespaces: DataFrame) -> DataFrame:
         *[F.col(f"t.{k}") for k in SNAPSHOT_KEYS], "t.broker", "t.namespace", "t.topic", "t.topic_hash",
         F.col("b.bundle_range").alias("bundle_range"), "t.reported_bundle_range",
         (F.col("b.bundle_range") == F.col("t.reported_bundle_range")).alias("matches_report"),
+        (F.col("t.topic_hash") == F.lit(FULL_UPPER_BOUND)).alias("lookup_fails"),
     ).fillna({"matches_report": False})
 
 

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass
 
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding, apply_unloads
-from lb_pipeline.algorithms.shedding.transfer_shedder import ExtensibleLoad, TransferShedder, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands

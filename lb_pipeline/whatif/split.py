@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, SplitDecision, modular_split_candidates
-from lb_pipeline.model.bundles import parse_range
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,11 +34,13 @@ def namespace_of(bundle: str) -> str:
     return bundle.rsplit("/", 1)[0]
 
 
+@lru_cache(maxsize=4096)
 def is_sla_or_heartbeat(namespace: str) -> bool:
     """``NamespaceService.isSLAOrHeartbeatNamespace``."""
     return any(p.fullmatch(namespace) for p in _SLA_OR_HEARTBEAT)
 
 
+@lru_cache(maxsize=4096)
 def is_system_namespace(namespace: str) -> bool:
     """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system`` or an SLA-monitor/heartbeat namespace."""
     return namespace == SYSTEM_NAMESPACE or is_sla_or_heartbeat(namespace)

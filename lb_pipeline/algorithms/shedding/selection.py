@@ -91,10 +91,12 @@ class ModularPlacement:
     preallocated: dict[str, dict[str, dict]] = field(default_factory=dict)  # broker → bundle → BundleData
     preallocated_to: dict[str, str] = field(default_factory=dict)  # bundle → broker
     candidate_set: JavaHashMap = field(default_factory=JavaHashMap)  # brokerCandidateCache (a reused HashSet)
+    _ranges: tuple = (None, None)  # (the LoadData's reports, their broker → namespace → ranges cache)
 
     def new_cycle(self) -> None:
         self.preallocated.clear()
         self.preallocated_to.clear()
+        self._ranges = (None, None)
 
     def on_active_brokers_change(self, active) -> None:
         hook = getattr(self.strategy, "on_active_brokers_change", None)
@@ -129,13 +131,16 @@ class ModularPlacement:
         return self.candidate_set.order(chosen)
 
     def ranges(self, load: LoadData) -> dict[str, dict[str, set[str]]]:
-        """The broker → namespace → bundle-range cache: reported bundles plus preallocations."""
-        out: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-        for broker, report in load.brokers.items():
-            for bundle in list(report.get("lastStats") or ()) + list(self.preallocated.get(broker, ())):
-                ns, rng = bundle.rsplit("/", 1)
-                out[broker][ns].add(rng)
-        return out
+        """The broker → namespace → bundle-range cache: reported bundles plus preallocations (built once per set
+        of reports, kept up to date by :meth:`assign`)."""
+        if self._ranges[0] is not load.brokers:
+            out: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+            for broker, report in load.brokers.items():
+                for bundle in list(report.get("lastStats") or ()) + list(self.preallocated.get(broker, ())):
+                    ns, rng = bundle.rsplit("/", 1)
+                    out[broker][ns].add(rng)
+            self._ranges = (load.brokers, out)
+        return self._ranges[1]
 
     def anti_affinity_counts(self, ns: str, load: LoadData, state: ClusterState) -> dict[str, int] | None:
         """``getAntiAffinityNamespaceOwnedBrokers``: per broker, namespaces of the group it holds (None: no group)."""
@@ -191,6 +196,8 @@ class ModularPlacement:
         if broker is not None:
             self.preallocated.setdefault(broker, {})[bundle] = load.bundle_data.get(bundle) or default_bundle_data()
             self.preallocated_to[bundle] = broker
+            ns, rng = bundle.rsplit("/", 1)
+            self.ranges(load)[broker][ns].add(rng)
         return broker
 
     def _strategy_select(self, cands: list[str], bundle: str, load: LoadData, config: PulsarConfig) -> str | None:

@@ -19,9 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from lb_pipeline.algorithms.shedding.common import SheddingResult, Skip, Unload, namespace_of
-from lb_pipeline.algorithms.shedding.transfer_inputs import (  # noqa: F401  (re-exported: the shedder's inputs)
-    DerivedLoadState, ExtensibleLoad, derive_from_modular, sheds_with_policies,
-)
+from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, sheds_with_policies
 from lb_pipeline.model.config import PulsarConfig
 
 NAME = "TransferShedder"

@@ -21,9 +21,11 @@ _INT_MAX, _INT_MIN = 2**31 - 1, -(2**31)
 
 def java_int(x: float) -> int:
     """Java's ``(int)`` cast of a double: toward zero, saturating, NaN → 0."""
+    if -2147483648.0 < x < 2147483648.0:
+        return int(x)
     if x != x:
         return 0
-    return max(_INT_MIN, min(_INT_MAX, int(x)))
+    return _INT_MAX if x > 0 else _INT_MIN
 
 
 def wrap_int(x: int) -> int:
@@ -81,13 +83,14 @@ class UniformLoadShedder:
         pos, v = ranked(values, frame.candidates(src, set(load.recently_unloaded)))
         cap = config.get_int("maxUnloadBundleNumPerShedding")
         slack = config.release.uniform_fit_slack
-        amount, selected = budget, 0
+        amount, selected, limit = budget, 0, wrap_int(budget + slack)
         for p, x in zip(pos.tolist(), v.tolist()):
             if cap != -1 and selected >= cap:
-                continue
-            if x <= wrap_int(budget + slack):
+                break  # Pulsar skips every remaining bundle
+            if x <= limit:
                 out.unloads.append(Unload(NAME, broker, frame.bundles[p], reason, metric, value, threshold, amount, unit, x))
                 selected += 1
-                budget = wrap_int(budget + java_int(-x))
+                budget = wrap_int(budget + java_int(-x))  # MutableInt.add(Number): the amount truncated to int
+                limit = wrap_int(budget + slack)
         return out
 

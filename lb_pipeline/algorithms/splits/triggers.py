@@ -137,8 +137,9 @@ class ExtensibleSplitStrategy:
                               boundary_for: Callable[[Bundle], SplitResult],
                               splitting: Mapping[str, str] | None = None) -> list[SplitDecision]:
         """One cycle on one owner broker. ``stats``: bundle full name → ``NamespaceBundleStats`` of the bundles it
-        owns; ``splitting``: bundle names currently in the Splitting state; ``boundary_for``: the configured
-        split algorithm."""
+        owns; ``bundle_counts``: namespace → its number of bundles, where a missing namespace is a failed lookup
+        (Pulsar then skips the bundle); ``splitting``: bundle names currently in the Splitting state;
+        ``boundary_for``: the configured split algorithm."""
         c = self.config
         if not (c.get_bool("loadBalancerEnabled") and c.get_bool("loadBalancerAutoBundleSplitEnabled")):
             return []
@@ -168,7 +169,11 @@ class ExtensibleSplitStrategy:
                 decisions.append(SplitDecision(name, broker, (hot[0],), False, skipped=(
                     f"hot for {self.hit_count[name]} consecutive cycle(s), must exceed {threshold}")))
                 continue
-            count = bundle_counts.get(namespace, 0)
+            count = bundle_counts.get(namespace)
+            if count is None:  # NamespaceService.getBundleCount failed: Pulsar counts a Failure and moves on
+                decisions.append(SplitDecision(name, broker, (hot[0],), False, skipped=(
+                    f"the bundle count of {namespace} could not be read (Pulsar: Failure/Unknown, not split)")))
+                continue
             if count + per_ns[namespace] >= limits.max_bundles:
                 decisions.append(SplitDecision(name, broker, (hot[0],), False, skipped=(
                     f"namespace at loadBalancerNamespaceMaximumBundles={limits.max_bundles}")))

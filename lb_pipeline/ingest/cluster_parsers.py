@@ -1,0 +1,112 @@
+"""Parsers for the cluster-level files of a snapshot: the manifest, namespaces (bundle layout, anti-affinity
+group), configuration, failure domains and namespace isolation policies. Same contract as ``parsers``:
+``(rows, problems)``, never an exception for bad content."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from lb_pipeline.ingest.parsers import Problem, Row, RowProblem, _kind, _obj, _rows, integer, text
+
+ISOLATION_SOURCE = "isolation-policies"  # bronze/config rows holding one isolation policy each (value: its JSON)
+
+
+def parse_namespace(doc, namespace: str) -> tuple[list[Row], list[Problem]]:
+    """``namespaces/<tenant>/<ns>.json``: ``{"bundles": BundlesData, "antiAffinityGroup": …}``."""
+    doc = _obj(doc, "(root)")
+    bundles = doc.get("bundles")
+    if not isinstance(bundles, dict):
+        return [], [Problem("bundles", f"expected a BundlesData object, got {_kind(bundles)}")]
+    bounds = bundles.get("boundaries")
+    if not isinstance(bounds, list) or len(bounds) < 2 or not all(isinstance(b, str) for b in bounds):
+        return [], [Problem("bundles.boundaries", "expected an array of at least 2 hex strings")]
+    try:
+        values = [int(b, 16) for b in bounds]
+    except ValueError:
+        return [], [Problem("bundles.boundaries", f"expected hex strings like 0x40000000, got {bounds[:4]}")]
+    if values[0] != 0 or values[-1] != 0xFFFFFFFF:
+        return [], [Problem("bundles.boundaries", "expected the first boundary 0x00000000 and the last 0xffffffff")]
+    if any(b <= a for a, b in zip(values, values[1:])):
+        return [], [Problem("bundles.boundaries", "expected strictly increasing boundaries")]
+    group = doc.get("antiAffinityGroup")
+    if group is not None and not isinstance(group, str):
+        return [], [Problem("antiAffinityGroup", f"expected a string, got {_kind(group)}")]
+    return [{"namespace": namespace, "boundaries": [f"0x{v:08x}" for v in values], "num_bundles": len(values) - 1,
+             "anti_affinity_group": group}], []
+
+
+def parse_config(doc, source: str) -> tuple[list[Row], list[Problem]]:
+    """``config/dynamic.json`` or ``config/runtime/<broker>.json``: name → string value."""
+    doc = _obj(doc, "(root)")
+
+    def make(key, value) -> Row:
+        if isinstance(value, (dict, list)):
+            raise RowProblem(key, f"expected a scalar config value, got {_kind(value)}")
+        return {"source": source, "key": key, "value": None if value is None else (
+            str(value).lower() if isinstance(value, bool) else str(value))}
+
+    return _rows(doc.items(), make)
+
+
+def parse_failure_domains(doc) -> tuple[list[Row], list[Problem]]:
+    """``cluster/failure-domains.json``: domain → ``{"brokers": [...]}``."""
+    doc = _obj(doc, "(root)")
+    rows, problems = [], []
+    for domain, v in doc.items():
+        brokers = v.get("brokers") if isinstance(v, dict) else None
+        if not isinstance(brokers, list) or not all(isinstance(b, str) for b in brokers):
+            problems.append(Problem(f"{domain}.brokers", "expected an array of broker ids"))
+            continue
+        rows.extend({"domain": domain, "broker": b} for b in brokers)
+    return rows, problems
+
+
+def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
+    doc = _obj(doc, "(root)")
+    try:
+        brokers = doc.get("brokers")
+        if not isinstance(brokers, list) or not all(isinstance(b, str) for b in brokers):
+            raise RowProblem("brokers", "expected an array of broker ids")
+        missing = doc.get("missingParts") or []
+        return [{
+            "format_version": integer(doc, "formatVersion", "formatVersion"),
+            "snapshot_timestamp_ms": integer(doc, "snapshotTimestampMs", "snapshotTimestampMs"),
+            "pulsar_version": text(doc, "pulsarVersion", "pulsarVersion", required=False),
+            "load_manager": text(doc, "loadManagerClassName", "loadManagerClassName", required=False),
+            "leader": text(doc, "leader", "leader", required=False),
+            "brokers": brokers,
+            "complete": bool(doc.get("complete", True)),
+            "missing_parts": [str(m) for m in missing] if isinstance(missing, list) else [str(missing)],
+            "tool": text(doc, "tool", "tool", required=False),
+        }], []
+    except RowProblem as exc:
+        return [], [exc.problem]
+
+
+def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
+    """``cluster/isolation-policies.json``: policy name → ``NamespaceIsolationData`` (namespaces, primary and
+    secondary broker host regexes, a ``min_available`` auto-failover policy). One config row per policy."""
+    doc = _obj(doc, "(root)")
+
+    def make(name, policy) -> Row:
+        policy = _obj(policy, name, row_level=True)
+        for key, required in (("namespaces", True), ("primary", True), ("secondary", False)):
+            value = policy.get(key, [] if not required else None)
+            if not isinstance(value, list) or not all(isinstance(x, str) for x in value) or (required and not value):
+                raise RowProblem(f"{name}.{key}", f"expected {'a non-empty ' if required else 'an '}array of regexes")
+            for x in value:
+                try:
+                    re.compile(x)
+                except re.error as exc:
+                    raise RowProblem(f"{name}.{key}", f"expected a valid regex, got {x!r} ({exc})") from None
+        failover = policy.get("auto_failover_policy") or {}
+        if not isinstance(failover, dict) or failover.get("policy_type", "min_available") != "min_available":
+            raise RowProblem(f"{name}.auto_failover_policy", "expected policy_type min_available")
+        try:
+            int((failover.get("parameters") or {}).get("min_limit", 1))
+        except (TypeError, ValueError):
+            raise RowProblem(f"{name}.auto_failover_policy.parameters.min_limit", "expected an integer") from None
+        return {"source": ISOLATION_SOURCE, "key": name, "value": json.dumps(policy, sort_keys=True)}
+
+    return _rows(doc.items(), make)
