@@ -120,14 +120,15 @@ def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame, weights: 
     df = broker_reports.select(*SNAPSHOT_KEYS, "broker", "msg_rate_in", "msg_rate_out", "msg_throughput_in",
                                "msg_throughput_out", "num_bundles", "num_topics",
                                *[c.alias(k) for k, c in pct.items()])
-    df = df.withColumn("max_usage", _java_max("cpu_pct", "direct_memory_pct", "bandwidth_in_pct",
-                                              "bandwidth_out_pct") / 100.0)
+    max_pct = _java_max("cpu_pct", "direct_memory_pct", "bandwidth_in_pct", "bandwidth_out_pct")
+    # getMaxResourceUsage(): the float maximum divided by 100.0f, in float32 (one double division rounded once)
+    df = df.withColumn("max_usage", (max_pct / 100.0).cast("float").cast("double"))
     df = df.withColumn("weighted_max_usage", _java_max(
         F.col("cpu_pct") * weights.cpu, F.col("direct_memory_pct") * weights.direct_memory,
         F.col("bandwidth_in_pct") * weights.bandwidth_in, F.col("bandwidth_out_pct") * weights.bandwidth_out) / 100.0)
-    df = df.withColumn("driving_resource", F.when(F.col("max_usage") * 100 == F.col("cpu_pct"), "cpu")
-                       .when(F.col("max_usage") * 100 == F.col("bandwidth_out_pct"), "bandwidthOut")
-                       .when(F.col("max_usage") * 100 == F.col("bandwidth_in_pct"), "bandwidthIn")
+    df = df.withColumn("driving_resource", F.when(max_pct == F.col("cpu_pct"), "cpu")
+                       .when(max_pct == F.col("bandwidth_out_pct"), "bandwidthOut")
+                       .when(max_pct == F.col("bandwidth_in_pct"), "bandwidthIn")
                        .otherwise("directMemory"))
     sums = bundle_reports.groupBy(*SNAPSHOT_KEYS, "broker").agg(
         F.sum("msg_rate_in").alias("bundles_msg_rate_in"), F.sum("msg_throughput_in").alias("bundles_msg_throughput_in"),
