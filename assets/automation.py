@@ -8,17 +8,23 @@
 """
 
 import json
+from datetime import timedelta
 
 import dagster as dg
 
+from assets.partitions import partition_problem
 from assets.resources import LandingResource
-from lb_pipeline.snapshots.layout import MANIFEST, iter_snapshot_dirs
+from lb_pipeline.snapshots.layout import MANIFEST, iter_snapshot_dirs, snapshot_day
 
 nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all(),
                                   description="Every stage for one UTC day of snapshots")
 
-nightly_schedule = dg.build_schedule_from_partitioned_job(
-    nightly_job, hour_of_day=2, minute_of_hour=0, default_status=dg.DefaultScheduleStatus.RUNNING)
+@dg.schedule(job=nightly_job, cron_schedule="0 2 * * *", execution_timezone="UTC",
+             default_status=dg.DefaultScheduleStatus.RUNNING)
+def nightly_schedule(context: dg.ScheduleEvaluationContext):
+    """The finished previous day (partitions reach today, so the last partition is not the one to run)."""
+    day = (context.scheduled_execution_time - timedelta(days=1)).strftime("%Y-%m-%d")
+    return dg.RunRequest(run_key=f"nightly-{day}", partition_key=day)
 
 
 @dg.sensor(job=nightly_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
@@ -26,14 +32,21 @@ def landing_sensor(context: dg.SensorEvaluationContext, landing: LandingResource
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     newest = dict(seen)
     days: dict[str, str] = {}
+    skipped = []
     for snap in iter_snapshot_dirs(landing.folder):
         cluster, name = snap.parent.name, snap.name
         if not (snap / MANIFEST).is_file() or name <= seen.get(cluster, ""):
             continue  # incomplete (still being written) or already handled
-        day = name[:10]
+        day = snapshot_day(name)
+        problem = partition_problem(day) if day else f"{name!r} is not a snapshot time (YYYY-MM-DDTHH-MM-SSZ)"
+        if problem:
+            skipped.append(f"{cluster}/{name}: {problem}")
+            continue
         days[day] = max(days.get(day, ""), f"{cluster}/{name}")
         newest[cluster] = max(newest.get(cluster, ""), name)
+    for line in skipped:
+        context.log.warning(f"not a run: {line}")
     if not days:
-        return dg.SkipReason(f"no new snapshot directories under {landing.folder}")
+        return dg.SkipReason(f"no new snapshot directories under {landing.folder}" + (f" ({len(skipped)} skipped)" if skipped else ""))
     context.update_cursor(json.dumps(newest, sort_keys=True))
     return [dg.RunRequest(run_key=f"{day}@{last}", partition_key=day) for day, last in sorted(days.items())]

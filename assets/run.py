@@ -2,6 +2,10 @@
 
     python -m assets.run --landing landing --lake lake
 
+Every valid day runs even when another fails; directories that are not snapshots of a partition day are named
+and skipped. Exit status: 0 all done, 1 a day failed (each failed step named with its cause), 2 nothing to run,
+3 all days done but some directories skipped.
+
 Runs are recorded in ``$DAGSTER_HOME`` when it is set, so ``dagster dev -w workspace.yaml`` shows them.
 """
 
@@ -15,15 +19,25 @@ import dagster as dg
 from assets.definitions import defs
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 from lb_pipeline.errors import LbError
-from lb_pipeline.snapshots.layout import iter_snapshot_dirs
+from assets.partitions import partition_problem
+from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
 
 
 # Dagster's console logger prints every engine event at DEBUG; the operator wants the INFO story.
 QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
 
-def days_in(landing: str) -> list[str]:
-    return sorted({d.name[:10] for d in iter_snapshot_dirs(landing)})
+def days_in(landing: str) -> tuple[list[str], list[str]]:
+    """(the days the landing folder holds snapshots of, why other directories are not run)."""
+    days, skipped = set(), []
+    for d in iter_snapshot_dirs(landing):
+        day = snapshot_day(d.name)
+        problem = partition_problem(day) if day else "not a snapshot time (YYYY-MM-DDTHH-MM-SSZ)"
+        if problem:
+            skipped.append(f"{d}: {problem}")
+        else:
+            days.add(day)
+    return sorted(days), skipped
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,14 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     landing, lake = str(Path(args.landing).resolve()), str(Path(args.lake).resolve())
-    days = args.day or days_in(landing)
+    days, skipped = (args.day, [f"--day {d}: {partition_problem(d)}" for d in args.day if partition_problem(d)]) \
+        if args.day else days_in(landing)
+    days = [d for d in days if not partition_problem(d)]
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
     if not days:
-        print(f"no snapshot directories under {landing}; run 'lb-pipeline generate' first", file=sys.stderr)
+        print(f"no snapshot directories to run under {landing}; run 'lb-pipeline generate' first", file=sys.stderr)
         return 2
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     job = defs.resolve_job_def("nightly")
     resources = {"spark": SparkResource(), "lake": LakeResource(root=lake), "landing": LandingResource(path=landing),
                  "reports": ReportsResource(path=str(Path(args.reports).resolve()))}
+    failed = []
     for i, day in enumerate(days, 1):
         print(f"[{i}/{len(days)}] nightly run for {day}", flush=True)
         try:
@@ -52,19 +71,38 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lb-pipeline: {exc}", file=sys.stderr)
             return 2
         if not result.success:
-            failure = next((e for e in result.all_events if e.is_step_failure), None)
-            cause = failure.step_failure_data.error.message.strip() if failure else "see the log above"
-            print(f"nightly run for {day} failed: {cause}", file=sys.stderr)
-            return 1
-    print("\nDelta tables:")
-    for layer in ("bronze", "silver", "gold"):
-        for table in sorted(p.name for p in (Path(lake) / layer).iterdir() if p.is_dir()):
-            print(f"  {layer}/{table}: {Path(lake) / layer / table}")
-    reports = sorted(Path(args.reports).resolve().glob(f"*/{days[-1]}.html"))
-    print("\nReports:")
-    for report in reports:
-        print(f"  {report}")
-    return 0
+            failed.append(day)
+            print(f"nightly run for {day} failed:", file=sys.stderr)
+            for line in explain_failure(result):
+                print(f"  {line}", file=sys.stderr)
+    done = [d for d in days if d not in failed]
+    if done:
+        print("\nDelta tables:")
+        for layer in ("bronze", "silver", "gold"):
+            for table in sorted(p.name for p in (Path(lake) / layer).iterdir() if p.is_dir()):
+                print(f"  {layer}/{table}: {Path(lake) / layer / table}")
+        print("\nReports:")
+        for report in sorted(Path(args.reports).resolve().glob(f"*/{done[-1]}.html")):
+            print(f"  {report}")
+    if failed or skipped:
+        print(f"\n{len(done)} day(s) done, {len(failed)} failed ({', '.join(failed) or 'none'}), "
+              f"{len(skipped)} director(ies) skipped", file=sys.stderr)
+    return 1 if failed else 3 if skipped else 0
+
+
+def explain_failure(result) -> list[str]:
+    """Each failed step in one line: the step and the innermost cause (not Dagster's "Exceeded max_retries")."""
+    lines = []
+    for event in result.all_events:
+        if not event.is_step_failure:
+            continue
+        error = event.step_failure_data.error
+        while error is not None and error.cause is not None:
+            error = error.cause
+        message = (error.message or "").strip().splitlines() if error else []
+        lines.append(f"step {event.step_key}: {error.cls_name if error else 'error'}: "
+                     f"{message[-1] if message else 'see the log above'}")
+    return lines or ["see the log above"]
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import dagster as dg
 
 from assets.common import day_config, key, options, write_table
 from assets.resources import LakeResource, SparkResource
-from lb_pipeline.transforms import gold
+from lb_pipeline.transforms import gold, silver
 
 
 @dg.asset(key=["gold", "shedding_decisions"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
@@ -17,7 +17,8 @@ def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, 
     day, s, lk = context.partition_key, spark.session, lake.lake
     df = gold.shedding_decisions(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                                  lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "ownership", day),
-                                 lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "config", day),
+                                 silver.layouts(lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "ownership", day)),
+                                 lk.read(s, "bronze", "config", day),
                                  lk.read(s, "bronze", "failure_domains", day), day_config(s, lk, day))
     written, meta = write_table(s, lk, df, "gold", "shedding_decisions", day)
     meta["unloads_by_strategy"] = dg.MetadataValue.json(

@@ -4,17 +4,18 @@ import dagster as dg
 
 from assets.common import day_config, key, options, write_table
 from assets.resources import LakeResource, SparkResource
-from lb_pipeline.transforms import gold
+from lb_pipeline.transforms import gold, silver
 
 
 @dg.asset(key=["gold", "split_triggers"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
                                                 key("silver", "bundle_time_averages"), key("bronze", "namespaces"),
-                                                key("bronze", "config")], **options("splits"))
+                                                key("bronze", "ownership"), key("bronze", "config")], **options("splits"))
 def split_triggers(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Bundles the modular BundleSplitterTask and the extensible hit-count strategy would split, and why."""
     day, s, lk = context.partition_key, spark.session, lake.lake
     df = gold.split_triggers(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
-                             lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "namespaces", day),
+                             lk.read(s, "silver", "bundle_time_averages", day),
+                             silver.layouts(lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "ownership", day)),
                              day_config(s, lk, day))
     return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "split_triggers", day)[1])
 

@@ -8,12 +8,13 @@ from lb_pipeline.model.usage import Weights
 from lb_pipeline.transforms import silver
 
 
-@dg.asset(key=["silver", "topic_bundle"], deps=[key("bronze", "topic_stats"), key("bronze", "namespaces")],
-          **options("stats"))
+@dg.asset(key=["silver", "topic_bundle"], deps=[key("bronze", "topic_stats"), key("bronze", "namespaces"),
+                                              key("bronze", "ownership")], **options("stats"))
 def topic_bundle(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Every topic mapped to its bundle by CRC-32 over the namespace boundaries, checked against the report."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    df = silver.topic_bundle(lk.read(s, "bronze", "topic_stats", day), lk.read(s, "bronze", "namespaces", day))
+    layouts = silver.layouts(lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "ownership", day))
+    df = silver.topic_bundle(lk.read(s, "bronze", "topic_stats", day), layouts)
     written, meta = write_table(s, lk, df, "silver", "topic_bundle", day)
     mismatches = written.where("NOT matches_report").count()
     if mismatches:

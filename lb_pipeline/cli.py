@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--broker-url-template", help="how to reach a broker, e.g. 'https://{host}:8443' (default: admin scheme + broker id)")
     c.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     c.add_argument("--retries", type=int, default=2, help="retries per request (default 2)")
+    c.add_argument("--max-response-bytes", type=int, default=512 * 1024 * 1024,
+                   help="largest response accepted, bytes (default 512 MiB); larger marks the part missing")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=_collect)
 

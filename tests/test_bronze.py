@@ -96,7 +96,7 @@ def _corpus(landing: Path) -> tuple[dict[str, str], Path]:
     ns1[0].write_bytes(b"\xff\xfe{}"); case(ns1[0], "(file)")  # not UTF-8
     (s[1] / "config/dynamic.json").write_text(""); case(s[1] / "config/dynamic.json", "(file)")  # empty file
     (s[1] / "cluster/failure-domains.json").write_text("[]"); case(s[1] / "cluster/failure-domains.json", "(root)")
-    _edit_json(s[2] / "manifest.json", lambda d: d.update(snapshotTimestampMs=d["snapshotTimestampMs"] + 1))
+    _edit_json(s[2] / "manifest.json", lambda d: d.update(snapshotTimestampMs=d["snapshotTimestampMs"] + 1000))
     case(s[2] / "manifest.json", "snapshotTimestampMs")  # manifest disagrees with its directory
     ns2 = sorted((s[1] / "namespaces").rglob("*.json"))[1:]  # snapshot 2 is lost whole (its manifest)
     _edit_json(ns2[0], lambda d: d["bundles"].update(boundaries=["0x00000000", "0x80000000", "0x40000000", "0xffffffff"]))

@@ -48,3 +48,14 @@ def test_a_malformed_value_names_the_key():
 def test_every_profile_has_the_same_keys():
     keys = {frozenset(p) for p in PROFILES.values()}
     assert len(keys) == 1
+
+
+def test_runtime_config_values_printed_by_java_are_read_back():
+    # what `brokers get-runtime-config` returned on a real 4.0.7 broker
+    config = PulsarConfig({"loadBalancerOverrideBrokerNicSpeedGbps": "Optional[10.0]",
+                           "loadBalancerSheddingExcludedNamespaces": "[public/a, public/b]",
+                           "brokerClientTlsProtocols": "[]", "loadBalancerBrokerOverloadedThresholdPercentage": "95"})
+    assert config.get_float("loadBalancerOverrideBrokerNicSpeedGbps") == 10.0
+    assert config.get_list("loadBalancerSheddingExcludedNamespaces") == ["public/a", "public/b"]
+    assert config["brokerClientTlsProtocols"] == "" and config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") == 95
+    assert PulsarConfig({"loadBalancerOverrideBrokerNicSpeedGbps": "Optional.empty"})["loadBalancerOverrideBrokerNicSpeedGbps"] == ""

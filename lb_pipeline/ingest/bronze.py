@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from lb_pipeline.ingest import cluster_parsers as cp
 from lb_pipeline.ingest import parsers as p
-from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, TS_FORMAT, broker_from_file_stem
+from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, NAMESPACE_GLOBS, TS_FORMAT, broker_from_file_stem
 
 COMMON = "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string"
 QUARANTINE_COLUMNS = "_field string, _reason string, _raw string"
@@ -97,7 +97,7 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 "broker string, bundle string, namespace string, bundle_range string, assignment string, "
                 "is_active boolean",
                 lambda doc, rel: p.parse_ownership(doc, broker_from_file_stem(_stem(rel)))),
-    BronzeTable("namespaces", ("namespaces/*/*.json",),
+    BronzeTable("namespaces", NAMESPACE_GLOBS,
                 "namespace string, boundaries array<string>, num_bundles int, anti_affinity_group string",
                 lambda doc, rel: cp.parse_namespace(doc, _between(rel, "namespaces/"))),
     BronzeTable("config", ("config/dynamic.json", "config/runtime/*.json", ISOLATION_POLICIES),
@@ -112,7 +112,10 @@ def locate(path: str) -> tuple[str, datetime, str] | None:
     m = _SNAPSHOT_PATH.search(path)
     if not m:
         return None
-    ts = datetime.strptime(m.group(2), TS_FORMAT).replace(tzinfo=timezone.utc)
+    try:
+        ts = datetime.strptime(m.group(2), TS_FORMAT).replace(tzinfo=timezone.utc)
+    except ValueError:  # digits in the right places, but no real time (2026-01-15T25-61-00Z)
+        return None
     return m.group(1), ts, m.group(3)
 
 
@@ -138,10 +141,10 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
         doc = p.load_json(content)
         rows, problems = table.parse(doc, rel)
         if table.name == "snapshots" and rows:
-            declared = rows[0]["snapshot_timestamp_ms"]
-            if declared != int(ts.timestamp() * 1000):
-                rows, problems = [], [p.Problem("snapshotTimestampMs", f"expected {int(ts.timestamp() * 1000)} "
-                                                f"(the directory's time), got {declared}", whole_file=True)]
+            declared, second = rows[0]["snapshot_timestamp_ms"], int(ts.timestamp() * 1000)
+            if declared // 1000 * 1000 != second:  # the directory names the snapshot's second (ms dropped)
+                rows, problems = [], [p.Problem("snapshotTimestampMs", f"expected a time within the directory's second "
+                                                f"{second}..{second + 999}, got {declared}", whole_file=True)]
     except p.FileProblem as exc:
         rows, problems = [], [exc.problem]
     except p.RowProblem as exc:  # a structural problem at the top of the file

@@ -8,13 +8,19 @@ import json
 import re
 
 from lb_pipeline.ingest.parsers import Problem, Row, RowProblem, _kind, _obj, _rows, integer, text
+from lb_pipeline.model import names
 
 ISOLATION_SOURCE = "isolation-policies"  # bronze/config rows holding one isolation policy each (value: its JSON)
 
 
 def parse_namespace(doc, namespace: str) -> tuple[list[Row], list[Problem]]:
-    """``namespaces/<tenant>/<ns>.json``: ``{"bundles": BundlesData, "antiAffinityGroup": …}``."""
+    """``namespaces/<tenant>/<ns>.json``: ``{"namespace": …, "bundles": BundlesData, "antiAffinityGroup": …}``; the
+    name inside the file wins over the one the path gives (a ``:`` cannot be in a file name)."""
     doc = _obj(doc, "(root)")
+    named = doc.get("namespace", namespace)
+    if problem := names.namespace_problem(named):
+        return [], [Problem("namespace", problem)]
+    namespace = named
     bundles = doc.get("bundles")
     if not isinstance(bundles, dict):
         return [], [Problem("bundles", f"expected a BundlesData object, got {_kind(bundles)}")]

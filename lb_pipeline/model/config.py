@@ -131,6 +131,21 @@ _DEPRECATED = {
 LOAD_BALANCER_KEYS = frozenset(_BASE) | frozenset(_DEPRECATED.values())
 
 
+def java_value(value) -> str:
+    """A config value as ``brokers get-runtime-config`` prints it (Java's ``toString``) back to broker.conf form:
+    ``Optional[10.0]`` → ``10.0``, ``Optional.empty`` → empty, ``[a, b]`` (a List or Set) → ``a,b``."""
+    if value is None:
+        return ""
+    text = str(value).strip()
+    if text == "Optional.empty":
+        return ""
+    if text.startswith("Optional[") and text.endswith("]"):
+        return text[len("Optional["):-1]
+    if text.startswith("[") and text.endswith("]"):
+        return ",".join(x.strip() for x in text[1:-1].split(",") if x.strip())
+    return text
+
+
 class PulsarConfig(Mapping[str, str]):
     """An effective configuration: a profile's defaults overlaid with the values a cluster reported."""
 
@@ -140,7 +155,7 @@ class PulsarConfig(Mapping[str, str]):
         self.profile = profile
         self._values = dict(PROFILES[profile])
         for key, value in (values or {}).items():
-            self._values[str(key)] = "" if value is None else str(value)
+            self._values[str(key)] = java_value(value)
         for new, old in _DEPRECATED.items():
             if old in self._values and (values is None or new not in values):
                 self._values[new] = self._values[old]

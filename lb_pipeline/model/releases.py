@@ -42,3 +42,18 @@ def release_of(profile: str) -> Release:
     if profile not in RELEASES:
         raise ValueError(f"unknown Pulsar version profile {profile!r}; known: {', '.join(RELEASES)}")
     return RELEASES[profile]
+
+
+def profile_for(pulsar_version: str | None, default: str = "pulsar-4.0") -> str:
+    """The profile matching the version a cluster reports (``brokerVersionString``): 4.0.0-4.0.7 run 4.0.7's
+    AvgShedder sort, 4.0.8 and later 4.0.x 4.0.8's; 3.x gets 3.0's defaults; anything else ``default``."""
+    parts = (pulsar_version or "").split("-")[0].split(".")
+    try:
+        major, minor, patch = (int(x) for x in (parts + ["0", "0"])[:3])
+    except ValueError:
+        return default
+    if (major, minor) == (4, 0):
+        return "pulsar-4.0.7" if patch <= 7 else "pulsar-4.0"
+    if major == 3:
+        return "pulsar-3.0"
+    return default

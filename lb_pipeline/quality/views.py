@@ -12,8 +12,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from lb_pipeline.model import topic_stats
 from lb_pipeline.transforms.config import effective_config
-from lb_pipeline.transforms.silver import bundle_bounds, hex_to_long
+from lb_pipeline.transforms.silver import bundle_bounds, hex_to_long, layouts
 
 Read = Callable[[str, str], DataFrame]
 KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
@@ -63,16 +64,33 @@ def bundle_stats(read: Read) -> DataFrame:
     reported = read("bronze", "bundle_reports").groupBy(*KEYS, "bundle").agg(F.sum("msg_rate_in").alias("reported_rate"))
     # a bundle of the namespace's layout; bronze.namespaces checks the layout is contiguous and covers the ring
     # (checking contiguity here instead would flag every namespace with an unowned, idle bundle)
-    layout = (bundle_bounds(read("bronze", "namespaces")).select(*KEYS, "namespace", "bundle_range")
-              .withColumn("range_is_namespace_bundle", F.lit(True)))
+    bounds = bundle_bounds(layouts(read("bronze", "namespaces"), read("bronze", "ownership")))
+    layout = bounds.select(*KEYS, "namespace", "bundle_range").withColumn("in_layout", F.lit(True))
+    # split while the snapshot was collected: the layout already holds its left child (same lower bound, lower upper)
+    lower = hex_to_long(F.split("bundle_range", "_")[0])
+    children = bounds.select(*KEYS, "namespace", F.col("lower").alias("child_lower"), F.col("upper").alias("child_upper"))
+    split = (df.select(*KEYS, "namespace", "bundle_range", lower.alias("lower"),
+                       hex_to_long(F.split("bundle_range", "_")[1]).alias("upper"))
+             .join(children, [*KEYS, "namespace"]).where((F.col("child_lower") == F.col("lower"))
+                                                         & (F.col("child_upper") < F.col("upper")))
+             .select(*KEYS, "namespace", "bundle_range").distinct().withColumn("split_since", F.lit(True)))
     return (
         df.join(live, [*KEYS, "owner_broker"], "left").fillna({"owner_is_live": False})
         .join(reported, [*KEYS, "bundle"], "left")
-        .join(layout, [*KEYS, "namespace", "bundle_range"], "left").fillna({"range_is_namespace_bundle": False})
-        .withColumn("matches_report", F.when(F.col("topics") == 0, True).otherwise(
-            F.abs(F.col("msg_rate_in") - F.coalesce("reported_rate", F.lit(-1.0)))
-            <= F.lit(1e-6) * F.greatest(F.abs("msg_rate_in"), F.lit(1.0))))
+        .join(layout, [*KEYS, "namespace", "bundle_range"], "left")
+        .join(split, [*KEYS, "namespace", "bundle_range"], "left").fillna({"in_layout": False, "split_since": False})
+        .withColumn("range_is_namespace_bundle", F.col("in_layout") | F.col("split_since"))
+        # a bundle split mid-collection has topics under the parent and no report: nothing to compare
+        .withColumn("matches_report", (F.col("topics") == 0) | (F.col("reported_rate").isNull() & F.col("split_since"))
+                    | _sum_agrees(F.coalesce("reported_rate", F.lit(-1.0)), F.col("msg_rate_in"), F.col("topics")))
     )
+
+
+def _sum_agrees(reported, topic_sum, topics):
+    """``model.topic_stats.sum_agrees`` as a column: topics print their rates cut to three decimals."""
+    eps = F.lit(1e-6) * F.greatest(F.abs(reported), F.abs(topic_sum), F.lit(1.0))
+    diff = reported - topic_sum
+    return (diff >= -eps) & (diff <= F.lit(topic_stats.STEP) * topics + eps)
 
 
 def split_recommendations(read: Read) -> DataFrame:

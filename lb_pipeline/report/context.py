@@ -12,6 +12,8 @@ from datetime import datetime, timezone
 from pyspark.sql import functions as F
 
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.report import trust
+from lb_pipeline.transforms import silver
 
 DOCS_VS_CODE = [
     "topic_count_equally_divide: the docs' 6-topic example cuts at 0x50000000; the code cuts at 0x4d000000.",
@@ -141,6 +143,8 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
 
     audit = read("gold", "anti_affinity_audit")
     violations = _rows(audit.where(F.col("snapshot_ts") == F.lit(latest))) if audit is not None and latest else []
+    ownership = read("bronze", "ownership")
+    layouts = silver.layouts(namespaces, ownership) if namespaces is not None and ownership is not None else None
     results = read("gold", "validation_results")
     checks = _rows(results.orderBy("suite", "expectation")) if results is not None else []
     trend = _quality_trend(lake.read(spark, "gold", "validation_results"), day) if results is not None else []
@@ -158,7 +162,11 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "strategy": strategy, "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
         "actions": actions, "heat": {"brokers": brokers, "times": [t.strftime("%H:%M") for t in times], "values": heat_values},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap, "cap": cap,
-        "violations": violations, "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
+        "violations": violations, "aa_groups": trust.anti_affinity_groups(layouts, latest),
+        "usage_notes": trust.usage_notes(usage),
+        "inputs_note": trust.inputs_note(snapshots, read("bronze", "bundle_data"), read("silver", "bundle_time_averages")),
+        "replay_accuracy": trust.replay_vs_recorded(ownership, layouts, decisions_df, strategy),
+        "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
         "quality_trend": trend, "unservable": unservable,
         "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE,
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

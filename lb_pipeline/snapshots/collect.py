@@ -1,99 +1,39 @@
 """``lb-pipeline collect``: one snapshot of a live cluster through Pulsar's admin REST API.
 
-What is read (Pulsar admin v2): the cluster's brokers and leader, every broker's load report
-(``broker-stats/load-report``), ``broker-stats/topics``, owned bundles and runtime config (each asked of that
-broker itself), the dynamic config, every namespace's bundles and anti-affinity group, the failure domains and the namespace
-isolation policies.
+What is read (Pulsar admin v2, v1 paths for v1 namespaces such as ``pulsar/<cluster>/<host:port>`` heartbeats):
+the cluster's brokers and leader, every broker's load report (``broker-stats/load-report``),
+``broker-stats/topics``, owned bundles and runtime config (each asked of that broker itself), the dynamic config,
+the bundle layout and anti-affinity group of every namespace (those the tenants list plus those the brokers
+report owning or serving), the failure domains and the namespace isolation policies.
 
-Not reachable through REST, so left out and named in the manifest: the metadata-store copies the modular leader
-acts on (``/loadbalance/brokers``, ``/loadbalance/bundle-data``, ``/loadbalance/broker-time-average``); the
-REST load report stands in for the first (it can be fresher than the leader's copy).
+Not reachable through REST, so left out and named in the manifest (``notCollected``): the metadata-store
+copies the modular leader acts on (``/loadbalance/bundle-data``, ``/loadbalance/broker-time-average``; the leader
+writes them back only every ``loadBalancerResourceQuotaUpdateIntervalMinutes`` and only for the top
+``loadBalancerMaxNumberOfBundlesInBundleLoadReport`` bundles per broker). The pipeline then rebuilds the leader's
+averages from the snapshot series and says so (``silver/bundle_time_averages``, the report).
 
-Failures are bounded: every request has a timeout and a few retries; a broker that cannot be read marks its
-parts missing (``complete: false``) instead of aborting; the directory is written atomically. Tokens are sent
-as ``Authorization: Bearer`` and never printed.
+The admin API is untrusted input (``admin_client``): names are checked before they touch a URL or a path, responses
+are bounded in bytes and time, the token stays with its origin, and a part that could not be read is listed in
+``missingParts`` with the reason, so ``complete`` is true only when every part arrived.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import ssl
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from lb_pipeline import __version__
 from lb_pipeline.errors import LbError
+from lb_pipeline.model import names
 from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
 NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average"]
-
-
-class RequestFailed(Exception):
-    pass
-
-
-@dataclass
-class AdminClient:
-    admin_url: str
-    token: str | None = None
-    timeout: float = 10.0
-    retries: int = 2
-    ca_file: str | None = None
-    insecure: bool = False
-    broker_url_template: str | None = None  # e.g. "https://{host}:8443"; default: admin URL's scheme + broker id
-    log: object = field(default=None, repr=False)
-
-    def _context(self):
-        if not self.admin_url.startswith("https"):
-            return None
-        ctx = ssl.create_default_context(cafile=self.ca_file)
-        if self.insecure:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        return ctx
-
-    def broker_url(self, broker: str) -> str:
-        host, _, port = broker.rpartition(":")
-        if self.broker_url_template:
-            return self.broker_url_template.format(host=host, port=port, broker=broker)
-        scheme = urllib.parse.urlparse(self.admin_url).scheme or "http"
-        return f"{scheme}://{broker}"
-
-    def get(self, path: str, base: str | None = None, allow_missing: bool = False):
-        url = (base or self.admin_url).rstrip("/") + path
-        headers = {"Accept": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        last = ""
-        for attempt in range(self.retries + 1):
-            try:
-                req = urllib.request.Request(url, headers=headers)
-                with urllib.request.urlopen(req, timeout=self.timeout, context=self._context()) as resp:
-                    body = resp.read()
-                    if not body.strip():
-                        return None
-                    try:
-                        return json.loads(body)
-                    except json.JSONDecodeError as exc:
-                        raise RequestFailed(f"GET {path}: response is not valid JSON ({exc.msg})") from None
-            except urllib.error.HTTPError as exc:
-                if exc.code in (404, 204) and allow_missing:
-                    return None
-                last = f"HTTP {exc.code}"
-                if exc.code < 500:
-                    break
-            except (urllib.error.URLError, TimeoutError, OSError) as exc:
-                last = type(exc).__name__ if not str(exc) else str(getattr(exc, "reason", exc))
-            if attempt < self.retries:
-                time.sleep(0.2 * (attempt + 1))
-        raise RequestFailed(f"GET {path} from {base or self.admin_url}: {last}")
+__all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args"]
 
 
 def _progress(enabled: bool, text: str) -> None:
@@ -101,83 +41,155 @@ def _progress(enabled: bool, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
+def _q(name: str) -> str:
+    """A checked name as a URL path segment (``:`` and ``=`` are legal in Pulsar names)."""
+    return urllib.parse.quote(name, safe=":=/")
+
+
+def _namespace_path(ns: str) -> str:
+    """v2 ``/admin/v2/namespaces/t/ns`` or v1 ``/admin/namespaces/t/cluster/ns``."""
+    return f"/admin/v2/namespaces/{_q(ns)}" if ns.count("/") == 1 else f"/admin/namespaces/{_q(ns)}"
+
+
+class _Snapshot:
+    """The parts of one snapshot being written, and what went wrong with which."""
+
+    def __init__(self, client: AdminClient, writer: SnapshotWriter):
+        self.client, self.writer = client, writer
+        self.missing: list[str] = []
+        self.errors: dict[str, str] = {}
+
+    def fail(self, rel: str, why: str) -> None:
+        self.missing.append(rel)
+        self.errors[rel] = why
+
+    def fetch(self, rel: str, path: str, base: str | None = None, allow_missing: bool = False, required: bool = True):
+        """GET a JSON part and write it; a failure (or an empty body where a document is due) marks it missing."""
+        try:
+            value = self.client.get(path, base, allow_missing)
+        except RequestFailed as exc:
+            self.fail(rel, str(exc))
+            return None
+        if value is None:
+            if required and not allow_missing:
+                self.fail(rel, f"GET {path}: empty response")
+            return None
+        self.writer.write_json(rel, value)
+        return value
+
+
 def collect(client: AdminClient, out: str | Path, cluster: str | None = None, progress: bool | None = None) -> Path:
     """Take one snapshot; returns its directory. Raises :class:`LbError` only when nothing usable can be read
-    (the admin URL itself does not answer)."""
+    (the admin URL does not answer, or names no valid cluster or brokers)."""
     progress = sys.stderr.isatty() if progress is None else progress
     ts = int(time.time() * 1000)
     try:
-        clusters = client.get("/admin/v2/clusters")
-        cluster = cluster or (clusters[0] if clusters else None)
+        clusters = client.get("/admin/v2/clusters") or []
+        cluster = cluster or (clusters[0] if isinstance(clusters, list) and clusters else None)
         if not cluster:
             raise LbError(f"{client.admin_url} lists no cluster; pass --cluster")
-        brokers = client.get(f"/admin/v2/brokers/{cluster}") or []
+        if problem := names.entity_problem(cluster, "cluster name"):
+            raise LbError(f"cluster name from {client.admin_url} refused: {problem}")
+        listed = client.get(f"/admin/v2/brokers/{_q(cluster)}") or []
         leader = client.get("/admin/v2/brokers/leaderBroker", allow_missing=True) or {}
     except RequestFailed as exc:
         raise LbError(f"cannot read the cluster from {client.admin_url}: {exc}") from None
+    brokers = [b for b in listed if names.broker_problem(b) is None] if isinstance(listed, list) else []
     writer = SnapshotWriter(out, cluster, ts)
-    missing: list[str] = []
-    errors: dict[str, str] = {}
-
-    def fetch(rel: str, path: str, base: str | None = None, allow_missing: bool = False, transform=None):
-        try:
-            value = client.get(path, base, allow_missing)
-            value = transform(value) if transform else value
-            if value is not None:
-                writer.write_json(rel, value)
-            return value
-        except RequestFailed as exc:
-            missing.append(rel)
-            errors[rel] = str(exc)
-            return None
-
+    snap = _Snapshot(client, writer)
+    for b in (listed if isinstance(listed, list) else [listed]):
+        if b not in brokers:
+            snap.fail(f"brokers.json[{b!r}]", names.broker_problem(b) or "not a broker id")
+    if not brokers:
+        writer.abort()
+        raise LbError(f"{client.admin_url} lists no valid broker for cluster {cluster}: {listed!r}")
     try:
-        leader_id = leader.get("brokerId") or urllib.parse.urlparse(leader.get("serviceUrl", "")).netloc or None
+        leader_id = leader.get("brokerId") if isinstance(leader, dict) else None
+        leader_id = leader_id or urllib.parse.urlsplit(str((leader or {}).get("serviceUrl", ""))).netloc or None
+        if leader_id and names.broker_problem(leader_id):
+            leader_id = None
         writer.write_json(layout.BROKERS, {"brokers": brokers, "leader": leader})
-        fetch(layout.DYNAMIC_CONFIG, "/admin/v2/brokers/configuration/values")
-        fetch(layout.FAILURE_DOMAINS, f"/admin/v2/clusters/{cluster}/failureDomains", allow_missing=True)
-        fetch(layout.ISOLATION_POLICIES, f"/admin/v2/clusters/{cluster}/namespaceIsolationPolicies", allow_missing=True)
-        versions, managers = {}, {}
+        snap.fetch(layout.DYNAMIC_CONFIG, "/admin/v2/brokers/configuration/values")
+        snap.fetch(layout.FAILURE_DOMAINS, f"/admin/v2/clusters/{_q(cluster)}/failureDomains", allow_missing=True)
+        snap.fetch(layout.ISOLATION_POLICIES, f"/admin/v2/clusters/{_q(cluster)}/namespaceIsolationPolicies",
+                   allow_missing=True)
+        versions, managers, seen_namespaces = {}, {}, set()
         for i, broker in enumerate(brokers, 1):
             base = client.broker_url(broker)
-            report = fetch(layout.local_broker_data(broker), "/admin/v2/broker-stats/load-report", base)
-            if report:
+            report = snap.fetch(layout.local_broker_data(broker), "/admin/v2/broker-stats/load-report", base)
+            if isinstance(report, dict):
                 versions[broker] = report.get("brokerVersionString")
                 managers[broker] = report.get("loadManagerClassName")
-            fetch(layout.topic_stats(broker), "/admin/v2/broker-stats/topics", base)
-            fetch(layout.ownership(broker), f"/admin/v2/brokers/{cluster}/{broker}/ownedNamespaces", base)
-            fetch(layout.runtime_config(broker), "/admin/v2/brokers/configuration/runtime", base)
-            bad = [r for r in missing if broker in r or layout.broker_file_stem(broker) in r]
+                seen_namespaces |= {b.rsplit("/", 1)[0] for b in report.get("lastStats") or {} if "/" in b}
+            topics = snap.fetch(layout.topic_stats(broker), "/admin/v2/broker-stats/topics", base)
+            seen_namespaces |= set(topics) if isinstance(topics, dict) else set()
+            owned = snap.fetch(layout.ownership(broker), f"/admin/v2/brokers/{_q(cluster)}/{_q(broker)}/ownedNamespaces", base)
+            seen_namespaces |= {b.rsplit("/", 1)[0] for b in owned or {} if "/" in b} if isinstance(owned, dict) else set()
+            snap.fetch(layout.runtime_config(broker), "/admin/v2/brokers/configuration/runtime", base)
+            bad = [r for r in snap.missing if layout.broker_file_stem(broker) in r]
             _progress(progress, f"[{i}/{len(brokers)}] {broker}: {'ok' if not bad else f'{len(bad)} part(s) missing'}")
-        namespaces = []
-        for tenant in client.get("/admin/v2/tenants") or []:
-            namespaces += client.get(f"/admin/v2/namespaces/{tenant}") or []
+        namespaces = _namespaces(client, snap, seen_namespaces)
         for ns in namespaces:
-            try:
-                bundles = client.get(f"/admin/v2/namespaces/{ns}/bundles")
-                group = client.get(f"/admin/v2/namespaces/{ns}/antiAffinity", allow_missing=True)
-                doc = {"bundles": bundles}
-                if isinstance(group, str) and group:
-                    doc["antiAffinityGroup"] = group
-                writer.write_json(layout.namespace_file(ns), doc)
-            except RequestFailed as exc:
-                missing.append(layout.namespace_file(ns))
-                errors[layout.namespace_file(ns)] = str(exc)
+            _collect_namespace(client, snap, ns)
         _progress(progress, f"{len(namespaces)} namespaces read")
         manifest = {
             "formatVersion": FORMAT_VERSION, "cluster": cluster, "snapshotTimestampMs": ts,
             "snapshotTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts / 1000)),
             "tool": f"lb_pipeline {__version__} collect", "pulsarVersion": next(iter(filter(None, versions.values())), None),
             "loadManagerClassName": next(iter(filter(None, managers.values())), None),
-            "brokers": brokers, "leader": leader_id, "complete": not missing, "missingParts": sorted(missing),
+            "brokers": brokers, "leader": leader_id, "complete": not snap.missing, "missingParts": sorted(snap.missing),
             "notCollected": NOT_VIA_REST,
-            "collector": {"adminUrl": _redact(client.admin_url), "errors": errors,
+            "collector": {"adminUrl": _redact(client.admin_url), "errors": snap.errors,
                           "note": "lb/brokers holds the REST load-report, not the leader's metadata-store copy"},
         }
         return writer.commit({k: v for k, v in manifest.items() if v is not None})
     except BaseException:
         writer.abort()
         raise
+
+
+def _namespaces(client: AdminClient, snap: _Snapshot, seen: set[str]) -> list[str]:
+    """Every namespace the tenants list, plus those the brokers report (v1 heartbeat namespaces are not listed)."""
+    found = set(seen)
+    try:
+        tenants = client.get("/admin/v2/tenants") or []
+    except RequestFailed as exc:
+        snap.fail("namespaces/", str(exc))
+        tenants = []
+    for tenant in tenants if isinstance(tenants, list) else []:
+        if problem := names.entity_problem(tenant, "tenant"):
+            snap.fail(f"namespaces/{tenant!r}", problem)
+            continue
+        try:
+            listed = client.get(f"/admin/v2/namespaces/{_q(tenant)}") or []
+        except RequestFailed as exc:
+            snap.fail(f"namespaces/{tenant}/", str(exc))
+            continue
+        found |= set(x for x in listed if isinstance(x, str)) if isinstance(listed, list) else set()
+    valid = []
+    for ns in sorted(found):
+        if problem := names.namespace_problem(ns):
+            snap.fail(f"namespaces/{ns!r}", problem)
+        else:
+            valid.append(ns)
+    return valid
+
+
+def _collect_namespace(client: AdminClient, snap: _Snapshot, ns: str) -> None:
+    rel = layout.namespace_file(ns)
+    try:
+        bundles = client.get(_namespace_path(ns) + "/bundles")
+        if not isinstance(bundles, dict):
+            raise RequestFailed(f"GET {_namespace_path(ns)}/bundles: expected a BundlesData object")
+        # a String resource: plain text although declared JSON; 204 when no group is set
+        group = client.get_text(_namespace_path(ns) + "/antiAffinity", allow_missing=True)
+    except (RequestFailed, UnicodeDecodeError) as exc:
+        snap.fail(rel, str(exc))
+        return
+    doc = {"namespace": ns, "bundles": bundles}
+    if group:
+        doc["antiAffinityGroup"] = group
+    snap.writer.write_json(rel, doc)
 
 
 def _redact(url: str) -> str:
@@ -192,4 +204,5 @@ def client_from_args(args) -> AdminClient:
     if args.token_file:
         token = Path(args.token_file).read_text().strip()
     return AdminClient(args.admin_url, token=token, timeout=args.timeout, retries=args.retries, ca_file=args.ca_file,
-                       insecure=args.insecure, broker_url_template=args.broker_url_template)
+                       insecure=args.insecure, broker_url_template=args.broker_url_template,
+                       max_bytes=args.max_response_bytes)

@@ -32,7 +32,7 @@ from lb_pipeline.model.usage import Weights, max_resource_usage, max_resource_us
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
-PULSAR_VERSION = "4.0.3"
+PULSAR_VERSION = "4.0.8"
 SHORT_SAMPLES, LONG_SAMPLES = 10, 1000
 DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_THROUGHPUT = 50.0, 50000.0
 AA_GROUP = "payments-aa"

@@ -66,11 +66,24 @@ def ownership(broker: str) -> str:
 
 
 def namespace_file(namespace: str) -> str:
-    return f"namespaces/{namespace}.json"
+    """``namespaces/<tenant>/<ns>.json`` (v1: ``namespaces/<tenant>/<cluster>/<ns>.json``); a ``:`` (heartbeat
+    namespaces end with ``host:port``) becomes ``_`` as in broker file names, and the JSON names the namespace."""
+    return f"namespaces/{namespace.replace(':', '_')}.json"
+
+
+NAMESPACE_GLOBS = ("namespaces/*/*.json", "namespaces/*/*/*.json")
 
 
 def snapshot_dir_name(ts_ms: int) -> str:
     return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc).strftime(TS_FORMAT)
+
+
+def snapshot_day(dir_name: str) -> str | None:
+    """The UTC day of a snapshot directory name, or None if the name is not a valid snapshot time."""
+    try:
+        return datetime.strptime(dir_name, TS_FORMAT).strftime("%Y-%m-%d")
+    except ValueError:
+        return None
 
 
 def snapshot_date(ts_ms: int) -> str:
@@ -99,7 +112,9 @@ class SnapshotWriter:
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.", dir=self.final.parent))
 
     def write_json(self, relative: str, value) -> None:
-        path = self.tmp / relative
+        path = (self.tmp / relative).resolve()
+        if not path.is_relative_to(self.tmp.resolve()):  # names come from the cluster: never write outside
+            raise ValueError(f"refusing to write {relative!r} outside the snapshot directory")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(javajson.dumps(value), encoding="utf-8")
 

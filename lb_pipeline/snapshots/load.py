@@ -88,11 +88,12 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE) -> Snap
             for bundle in _json(root, layout.ownership(b)) or {}:
                 ownership[bundle] = b
     layouts, groups = {}, {}
-    for f in sorted((root / "namespaces").glob("*/*.json")):
+    for f in sorted((root / "namespaces").rglob("*.json")):
         ns = str(f.relative_to(root / "namespaces"))[: -len(".json")]
         ns_rows, problems = cp.parse_namespace(_json(root, str(f.relative_to(root))), ns)
         if problems:
             raise InputError(str(f), problems[0].field, problems[0].reason.removeprefix("expected "))
+        ns = ns_rows[0]["namespace"]  # the file's own name for it (a ':' cannot be in a file name)
         layouts[ns] = NamespaceBundles(ns, parse_boundaries(ns_rows[0]["boundaries"]))
         groups[ns] = ns_rows[0]["anti_affinity_group"]
     bundle_data = {}

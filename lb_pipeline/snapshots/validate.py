@@ -19,6 +19,7 @@ from pathlib import Path
 from lb_pipeline.ingest import cluster_parsers as cp
 from lb_pipeline.ingest import parsers as p
 from lb_pipeline.model import bundles as bm
+from lb_pipeline.model import topic_stats
 from lb_pipeline.snapshots import layout
 
 
@@ -64,7 +65,7 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
         findings.append(Finding(layout.MANIFEST, "complete", f"snapshot is incomplete: missing {sorted(missing_parts)}"))
 
     layouts: dict[str, bm.NamespaceBundles] = {}
-    for ns_file in sorted((root / "namespaces").glob("*/*.json")):
+    for ns_file in sorted((root / "namespaces").rglob("*.json")):
         rel = str(ns_file.relative_to(root))
         namespace = rel[len("namespaces/"):-len(".json")]
         doc = _read(root, rel, findings)
@@ -73,6 +74,7 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
         ns_rows, problems = cp.parse_namespace(doc, namespace)
         findings += [Finding(rel, pr.field, pr.reason) for pr in problems]
         if ns_rows:
+            namespace = ns_rows[0]["namespace"]
             layouts[namespace] = bm.NamespaceBundles(namespace, bm.parse_boundaries(ns_rows[0]["boundaries"]))
     if not layouts:
         findings.append(Finding("namespaces/", "(files)", "no namespace bundle layouts"))
@@ -98,10 +100,10 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
                 findings.append(Finding(rel, r["bundle"], "owned bundle is not in the namespace's bundle layout"))
     ownership_complete = not any(m.startswith("ownership/") for m in missing_parts)
     for namespace, lay in (layouts.items() if ownership_complete else ()):
-        for b in lay.bundles:
+        for b in lay.bundles:  # a bundle nobody looked up yet has no owner (Pulsar assigns on first lookup)
             holders = owners.get(b.name, [])
-            if len(holders) != 1:
-                findings.append(Finding("ownership/", b.name, f"expected exactly one owner among live brokers, got {holders}"))
+            if len(holders) > 1:
+                findings.append(Finding("ownership/", b.name, f"expected at most one owner, got {holders}"))
     for bundle, holders in owners.items():
         for h in holders:
             if h not in brokers:
@@ -132,9 +134,8 @@ def _check_broker(root, broker, layouts, owners, tolerance, findings, missing_pa
                 findings.append(Finding(rel_report, total, f"broker total {b[col]:.6g} != sum of lastStats {s:.6g}"))
         if set(b["bundles"]) != set(stats):
             findings.append(Finding(rel_report, "bundles", "differs from the keys of lastStats"))
-    for name in stats if layout.ownership(broker) not in missing_parts else ():
-        if broker not in owners.get(name, []):
-            findings.append(Finding(rel_report, f"lastStats[{name}]", f"reported by {broker}, which does not own it"))
+    # lastStats is as old as the broker's last load report (up to loadBalancerReportUpdateMaxIntervalMinutes):
+    # bundles it moved away since are no contradiction, so ownership is not compared with it
     if topics is None:
         return
     topic_rows, problems = p.parse_topic_stats(topics, broker)
@@ -144,7 +145,7 @@ def _check_broker(root, broker, layouts, owners, tolerance, findings, missing_pa
         lay = layouts.get(t["namespace"])
         if lay is not None:
             expected = lay.find_bundle(t["topic"]).range
-            if expected != t["bundle_range"]:
+            if expected != t["bundle_range"] and not _split_since(t["bundle_range"], expected):
                 findings.append(Finding(rel_topics, t["topic"],
                                         f"hashes (CRC-32) into bundle {expected}, reported under {t['bundle_range']}"))
         agg = sums[t["bundle"]]
@@ -155,9 +156,24 @@ def _check_broker(root, broker, layouts, owners, tolerance, findings, missing_pa
     for name, agg in sums.items():
         s = stats.get(name)
         if s is None:
-            findings.append(Finding(rel_topics, name, "bundle has topics but no lastStats entry in the load report"))
+            ns, rng = name.rsplit("/", 1)
+            in_layout = ns in layouts and rng in {b.range for b in layouts[ns].bundles}
+            if in_layout and broker not in owners.get(name, []):  # not split since, not acquired since the report
+                findings.append(Finding(rel_topics, name, "bundle has topics but no lastStats entry in the load report, "
+                                                          "and the broker does not own it"))
             continue
-        for col in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "topics",
-                    "producer_count", "consumer_count"):
-            if not _close(s[col], agg[col], tolerance):
-                findings.append(Finding(rel_topics, f"{name}.{col}", f"topic sum {agg[col]:.6g} != lastStats {s[col]:.6g}"))
+        for col in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out"):
+            if not topic_stats.sum_agrees(s[col], agg[col], int(agg["topics"]), tolerance):
+                findings.append(Finding(rel_topics, f"{name}.{col}", f"topic sum {agg[col]:.6g} != lastStats {s[col]:.6g} "
+                                        f"(printed values are cut to {topic_stats.DECIMALS} decimals, never above)"))
+        for col in ("topics", "producer_count", "consumer_count"):
+            if s[col] != agg[col]:
+                findings.append(Finding(rel_topics, f"{name}.{col}", f"topic count {agg[col]:g} != lastStats {s[col]:g}"))
+
+
+def _split_since(reported: str, current: str) -> bool:
+    """The bundle a topic was reported under contains the one the layout now puts it in: the bundle was split
+    between the reads of the snapshot (a collection is not atomic)."""
+    lo, up = bm.parse_range(reported)
+    c_lo, c_up = bm.parse_range(current)
+    return lo <= c_lo and c_up <= up and (lo, up) != (c_lo, c_up)

@@ -37,6 +37,31 @@ def bundle_bounds(namespaces: DataFrame) -> DataFrame:
     )
 
 
+def layouts(namespaces: DataFrame, ownership: DataFrame) -> DataFrame:
+    """Every namespace's bundle layout per snapshot: the collected one (``layout_source`` "snapshot"), or, when its
+    file is missing (a collector that failed on it), the layout its owned bundles spell out, if they tile the hash
+    ring exactly ("ownership"; anti-affinity group then unknown). Same columns as ``bronze/namespaces``."""
+    have = namespaces.select(*SNAPSHOT_KEYS, "namespace", "boundaries", "num_bundles", "anti_affinity_group",
+                             F.lit("snapshot").alias("layout_source"))
+    owned = (ownership.select(*SNAPSHOT_KEYS, "namespace", "bundle_range").distinct()
+             .join(have.select(*SNAPSHOT_KEYS, "namespace"), [*SNAPSHOT_KEYS, "namespace"], "left_anti")
+             .select(*SNAPSHOT_KEYS, "namespace", F.struct(
+                 hex_to_long(F.split("bundle_range", "_")[0]).alias("lower"),
+                 hex_to_long(F.split("bundle_range", "_")[1]).alias("upper"),
+                 F.lower(F.split("bundle_range", "_")[0]).alias("lo"),
+                 F.lower(F.split("bundle_range", "_")[1]).alias("up")).alias("b")))
+    ranges = owned.groupBy(*SNAPSHOT_KEYS, "namespace").agg(F.array_sort(F.collect_list("b")).alias("r"))
+    n = F.size("r")
+    tiles = ((F.col("r")[0]["lower"] == 0) & (F.element_at("r", -1)["upper"] == F.lit(FULL_UPPER_BOUND))
+             & F.forall(F.sequence(F.lit(1), F.greatest(n - 1, F.lit(1))),
+                        lambda i: (i >= n) | (F.col("r")[i]["lower"] == F.col("r")[i - 1]["upper"])))
+    derived = ranges.where(tiles).select(
+        *SNAPSHOT_KEYS, "namespace", F.concat(F.transform("r", lambda b: b["lo"]), F.array(F.element_at("r", -1)["up"]))
+        .alias("boundaries"), n.cast("int").alias("num_bundles"), F.lit(None).cast("string").alias("anti_affinity_group"),
+        F.lit("ownership").alias("layout_source"))
+    return have.unionByName(derived)
+
+
 def topic_bundle(topic_stats: DataFrame, namespaces: DataFrame) -> DataFrame:
     """Every topic mapped to its bundle by CRC-32 of the full name over the namespace's boundaries
     (lower inclusive, upper exclusive, the last bundle closed), beside the bundle the broker reported it under.

@@ -1,0 +1,68 @@
+"""How far to trust the night's figures: what the report must say besides the figures themselves.
+
+* brokers that share a host report the host's CPU and NIC, not their own (usage-based strategies then see one
+  machine twice); brokers whose usage never leaves 100 % are saturated or misreport a limit (a wrong NIC speed:
+  ``loadBalancerOverrideBrokerNicSpeedGbps``);
+* inputs that were approximated (the leader's bundle averages, when the snapshots do not carry them);
+* how the replay of the configured strategy compares with the ownership changes the snapshots recorded.
+Spark aggregates; only small results reach the driver.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pyspark.sql import functions as F
+
+from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
+
+
+def usage_notes(usage) -> list[str]:
+    if usage is None:
+        return []
+    notes = []
+    brokers = sorted({r["broker"] for r in usage.select("broker").distinct().collect()})
+    by_host = defaultdict(list)
+    for b in brokers:
+        by_host[b.rsplit(":", 1)[0]].append(b)
+    for host, on_it in sorted(by_host.items()):
+        if len(on_it) > 1:
+            notes.append(f"{', '.join(on_it)} run on one host ({host}): each reports the host's CPU and NIC usage, "
+                         "not its own, so usage-based strategies see the same load on every one of them.")
+    saturated = [r["broker"] for r in usage.groupBy("broker").agg(F.min("max_usage").alias("low"))
+                 .where(F.col("low") >= 1.0).orderBy("broker").collect()]
+    if saturated:
+        notes.append(f"{', '.join(saturated)} never reported less than 100 % usage: saturated, or a limit is wrong "
+                     "(a NIC speed Pulsar detected wrongly: set loadBalancerOverrideBrokerNicSpeedGbps).")
+    return notes
+
+
+def inputs_note(snapshots, bundle_data, averages) -> str | None:
+    """Which inputs of the replays were approximated, in one sentence (None when none was)."""
+    if snapshots is None or averages is None:
+        return None
+    not_collected = {x for r in snapshots.select(F.explode_outer("missing_parts")).collect() if (x := r[0])}
+    stored = bundle_data.select("bundle").distinct().count() if bundle_data is not None else 0
+    bundles = averages.select("bundle").distinct().count()
+    if stored >= bundles:
+        return None
+    collected = "were not collected" if stored == 0 else f"were stored for {stored} of {bundles} bundles only"
+    return (f"The leader's bundle averages (BundleData) {collected}: the replays use averages rebuilt from the "
+            f"{snapshots.count()} snapshots of the day, each bundle's seeded with its first sample there, so early "
+            "cycles weigh recent traffic more than Pulsar's longer history does." + (
+                f" {len(not_collected)} part(s) were missing from some snapshots." if not_collected else ""))
+
+
+def replay_vs_recorded(ownership, layouts, decisions, strategy: str) -> dict | None:
+    """Precision and recall of the configured strategy's replay against the recorded ownership changes."""
+    if ownership is None or layouts is None or decisions is None:
+        return None
+    result = replay_accuracy(decisions, recorded_moves(ownership, layouts), strategy)
+    return result if result["predicted"] or result["moved"] else None
+
+
+def anti_affinity_groups(layouts, latest) -> int:
+    if layouts is None or latest is None:
+        return 0
+    return layouts.where((F.col("snapshot_ts") == F.lit(latest)) & F.col("anti_affinity_group").isNotNull()) \
+        .select(F.lower("anti_affinity_group")).distinct().count()

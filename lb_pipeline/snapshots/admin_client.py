@@ -1,0 +1,158 @@
+"""The collector's HTTP client for Pulsar's admin REST API, treating the API as untrusted input.
+
+* Response shapes as Pulsar 4.x really sends them: JSON documents; plain-text bodies declared as JSON (a
+  ``String`` resource such as ``.../antiAffinity`` answers ``aa-1`` unquoted); ``204 No Content`` for a policy
+  that is not set; ``404`` with a JSON ``reason`` for something that does not exist.
+* Bounded: every response at most ``max_bytes`` (read in chunks, never whole) and ``deadline`` seconds of wall
+  time (a server dripping one byte per second cannot hold a request open), a few retries on 5xx and network
+  errors, none on 4xx.
+* The token goes only to the origin it was given for: a redirect to another scheme, host or port is followed
+  without it.
+* Names that come back from the API (cluster, tenants, namespaces, broker ids) are checked with Pulsar's own
+  rules before they are used in a URL or a file path (:mod:`lb_pipeline.model.names`).
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+from lb_pipeline.errors import LbError
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # a broker-stats topics document of a very large broker fits
+
+
+class RequestFailed(Exception):
+    pass
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, dropping the Authorization header whenever the origin changes."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            new.headers.pop("Authorization", None)
+            new.unredirected_hdrs.pop("Authorization", None)
+        return new
+
+
+def _origin(url: str) -> tuple:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+
+
+@dataclass
+class AdminClient:
+    admin_url: str
+    token: str | None = None
+    timeout: float = 10.0  # per socket operation
+    retries: int = 2
+    ca_file: str | None = None
+    insecure: bool = False
+    broker_url_template: str | None = None  # e.g. "https://{host}:8443"; default: admin URL's scheme + broker id
+    max_bytes: int = DEFAULT_MAX_BYTES
+    deadline: float | None = None  # wall time per request; default: 3 × timeout
+    log: object = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if urllib.parse.urlsplit(self.admin_url).scheme not in ("http", "https"):
+            raise LbError(f"--admin-url must be an http:// or https:// URL, got {self.admin_url!r}")
+        handlers = [_SameOriginRedirects()]
+        if self.admin_url.startswith("https"):
+            ctx = ssl.create_default_context(cafile=self.ca_file)
+            if self.insecure:
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+            handlers.append(urllib.request.HTTPSHandler(context=ctx))
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def broker_url(self, broker: str) -> str:
+        host, _, port = broker.rpartition(":")
+        if self.broker_url_template:
+            return self.broker_url_template.format(host=host, port=port, broker=broker)
+        scheme = urllib.parse.urlsplit(self.admin_url).scheme or "http"
+        return f"{scheme}://{broker}"
+
+    def get(self, path: str, base: str | None = None, allow_missing: bool = False):
+        """A JSON document; ``None`` for an empty body, 204, or (with ``allow_missing``) 404."""
+        body = self._get(path, base, allow_missing)
+        if body is None or not body.strip():
+            return None
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = getattr(exc, "msg", "nested too deeply")
+            raise RequestFailed(f"GET {path}: response is not valid JSON ({why})") from None
+
+    def get_text(self, path: str, base: str | None = None, allow_missing: bool = False) -> str | None:
+        """A plain value Pulsar returns as text (``String`` resources): the body, or its JSON string if quoted."""
+        body = self._get(path, base, allow_missing)
+        if body is None:
+            return None
+        text = body.decode("utf-8", errors="strict").strip()
+        if text.startswith('"'):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                raise RequestFailed(f"GET {path}: response is neither text nor a JSON string") from None
+            return value if isinstance(value, str) else None
+        return text or None
+
+    def _get(self, path: str, base: str | None, allow_missing: bool) -> bytes | None:
+        url = (base or self.admin_url).rstrip("/") + path
+        headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        last = ""
+        for attempt in range(self.retries + 1):
+            try:
+                req = urllib.request.Request(url, headers=headers)
+                with self._opener.open(req, timeout=self.timeout) as resp:
+                    if resp.status == 204:
+                        return None
+                    return self._read(resp, path)
+            except urllib.error.HTTPError as exc:
+                if exc.code == 404 and allow_missing:
+                    return None
+                last = f"HTTP {exc.code}" + _reason(exc)
+                if exc.code < 500:
+                    break
+            except RequestFailed:
+                raise
+            except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
+                last = type(exc).__name__ if not str(exc) else str(getattr(exc, "reason", exc))
+            if attempt < self.retries:
+                time.sleep(0.2 * (attempt + 1))
+        raise RequestFailed(f"GET {path} from {base or self.admin_url}: {last}")
+
+    def _read(self, resp, path: str) -> bytes:
+        limit = self.deadline if self.deadline is not None else 3 * self.timeout
+        deadline = time.monotonic() + limit
+        chunks, size = [], 0
+        while True:
+            if time.monotonic() > deadline:
+                raise RequestFailed(f"GET {path}: the response took longer than {limit:g} s")
+            chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise RequestFailed(f"GET {path}: response larger than {self.max_bytes} bytes (--max-response-bytes)")
+            chunks.append(chunk)
+
+
+def _reason(exc: urllib.error.HTTPError) -> str:
+    """Pulsar's error bodies are ``{"reason": "..."}``; keep a short, single-line excerpt."""
+    try:
+        body = exc.read(4096).decode("utf-8", errors="replace")
+        reason = json.loads(body).get("reason", "") if body.lstrip().startswith("{") else body
+    except Exception:  # noqa: BLE001 - the status code alone is still a useful message
+        return ""
+    reason = " ".join(str(reason).split())[:200]
+    return f" ({reason})" if reason else ""
