@@ -30,6 +30,9 @@ def _context(**over):
                            "unexpected_count": 1, "unexpected_values": EVIL, "unexpected_rows": f'[{{"broker": "{EVIL}"}}]'}],
         "quality_trend": [{"snapshot_date": EVIL, "evaluated": 3, "critical": 1, "warnings": 0}], "quarantined": [],
         "unservable": [{"namespace": "t/ns", "topic": f"persistent://t/ns/{EVIL}", "snapshots": 2}],
+        "aa_groups": 1, "usage_notes": [f"b{EVIL} and b2 run on one host"], "inputs_note": f"approximated {EVIL}",
+        "replay_accuracy": {"strategy": EVIL, "predicted": 3, "moved": 4, "confirmed": 2, "destination_agrees": 1,
+                            "precision": 2 / 3, "recall": 0.5},
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
     }
     ctx.update(over)
@@ -41,6 +44,7 @@ def test_text_from_inputs_is_escaped_everywhere():
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "no split can relieve it" in html and "90.0%" in html  # the near-threshold row, with units
     assert "its CRC-32 is 0xffffffff" in html  # a topic Pulsar cannot look up is named
+    assert "precision 66.7%, recall 50.0%" in " ".join(html.split())
     assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
 
 
