@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test setup doctor chromium clean conformance
+.PHONY: demo test setup doctor chromium clean conformance ui
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (found " + sys.version.split()[0] + ")")'
@@ -43,3 +43,7 @@ conformance: $(STAMP)
 
 clean:
 	rm -rf landing lake reports-out .dagster test-output
+
+# The Dagster UI and daemon on the project's instance (.dagster/); SIGTERM stops it like Ctrl-C (see assets/dev.py).
+ui: $(STAMP)
+	$(BIN)/python -m assets.dev

@@ -4,7 +4,9 @@
   with ``dagster-daemon`` runs it without anyone clicking in the UI).
 * ``landing_sensor``: when new complete snapshot directories (with ``manifest.json``) appear in the landing folder,
   one run per affected day; the cursor remembers the newest snapshot seen per cluster, and the run key names
-  the newest snapshot included, so a day re-runs when more of its snapshots arrive.
+  the newest snapshot included, so a day re-runs when more of its snapshots arrive. A day whose bronze tables
+  were materialized after its newest snapshot landed (``make demo``, the main command, an earlier deployment)
+  is not run again: opening the UI on a lake that is up to date starts nothing.
 """
 
 import json
@@ -32,6 +34,7 @@ def landing_sensor(context: dg.SensorEvaluationContext, landing: LandingResource
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     newest = dict(seen)
     days: dict[str, str] = {}
+    landed: dict[str, float] = {}  # day → when its newest new snapshot was complete (manifest written)
     skipped = []
     for snap in iter_snapshot_dirs(landing.folder):
         cluster, name = snap.parent.name, snap.name
@@ -43,10 +46,21 @@ def landing_sensor(context: dg.SensorEvaluationContext, landing: LandingResource
             skipped.append(f"{cluster}/{name}: {problem}")
             continue
         days[day] = max(days.get(day, ""), f"{cluster}/{name}")
+        landed[day] = max(landed.get(day, 0.0), (snap / MANIFEST).stat().st_mtime)
         newest[cluster] = max(newest.get(cluster, ""), name)
     for line in skipped:
         context.log.warning(f"not a run: {line}")
+    for day in [d for d in days if _ingested_at(context.instance, d) > landed[d]]:
+        context.log.info(f"{day}: bronze already materialized after its newest snapshot landed; not run again")
+        del days[day]
+    context.update_cursor(json.dumps(newest, sort_keys=True))
     if not days:
         return dg.SkipReason(f"no new snapshot directories under {landing.folder}" + (f" ({len(skipped)} skipped)" if skipped else ""))
-    context.update_cursor(json.dumps(newest, sort_keys=True))
     return [dg.RunRequest(run_key=f"{day}@{last}", partition_key=day) for day, last in sorted(days.items())]
+
+
+def _ingested_at(instance: dg.DagsterInstance, day: str) -> float:
+    """When the day's bronze tables were last materialized (0 if never)."""
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(["bronze", "snapshots"]), asset_partitions=[day]), limit=1).records
+    return records[0].timestamp if records else 0.0

@@ -6,7 +6,8 @@ import dagster as dg
 from assets.common import table_metadata
 from assets.partitions import daily
 from assets.resources import LakeResource, LandingResource, SparkResource
-from lb_pipeline.ingest.bronze import TABLES, ingest_day
+from lb_pipeline.ingest.bronze import ingest_day
+from lb_pipeline.ingest.tables import TABLES
 
 BRONZE_TABLES = [*TABLES, "quarantine"]
 PREVIEWED = {"snapshots", "broker_reports", "quarantine"}

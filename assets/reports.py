@@ -18,7 +18,7 @@ def nightly_report(context: dg.AssetExecutionContext, spark: SparkResource, lake
                    reports: ReportsResource) -> dg.MaterializeResult:
     """What to do, how loaded the brokers are, what each strategy and split algorithm would do, data quality."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    ctx = build_context(s, lk, day, day_config(s, lk, day), run_id=context.run_id)
+    ctx = build_context(s, lk, day, day_config(s, lk, day), run_id=context.run.run_id)
     path = write_report(reports.folder, ctx["cluster"], day, render_nightly(ctx))
     context.log.info(f"report written to {path}")
     return dg.MaterializeResult(metadata={

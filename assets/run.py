@@ -3,8 +3,9 @@
     python -m assets.run --landing landing --lake lake
 
 Every valid day runs even when another fails; directories that are not snapshots of a partition day are named
-and skipped. Exit status: 0 all done, 1 a day failed (each failed step named with its cause), 2 nothing to run,
-3 all days done but some directories skipped.
+and skipped; a day another run is running on the same lake right now is left to it
+(``lb_pipeline.partition_lock``). Exit status: 0 all done, 1 a day failed (each failed step named with its
+cause), 2 nothing to run, 3 every day run is done but some directories or days were skipped.
 
 Runs are recorded in ``$DAGSTER_HOME`` when it is set, so ``dagster dev -w workspace.yaml`` shows them.
 """
@@ -18,8 +19,9 @@ import dagster as dg
 
 from assets.definitions import defs
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
-from lb_pipeline.errors import LbError
 from assets.partitions import partition_problem
+from lb_pipeline.errors import LbError
+from lb_pipeline.partition_lock import PartitionBusy, partition_lock
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
 
 
@@ -61,12 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     job = defs.resolve_job_def("nightly")
     resources = {"spark": SparkResource(), "lake": LakeResource(root=lake), "landing": LandingResource(path=landing),
                  "reports": ReportsResource(path=str(Path(args.reports).resolve()))}
-    failed = []
+    failed, busy = [], []
     for i, day in enumerate(days, 1):
         print(f"[{i}/{len(days)}] nightly run for {day}", flush=True)
         try:
-            result = job.execute_in_process(partition_key=day, instance=instance, resources=resources,
-                                            raise_on_error=False, run_config=QUIET)
+            with partition_lock(lake, day):
+                result = job.execute_in_process(partition_key=day, instance=instance, resources=resources,
+                                                raise_on_error=False, run_config=QUIET)
+        except PartitionBusy as exc:
+            print(f"skipped {exc}", file=sys.stderr)
+            skipped.append(str(exc))
+            busy.append(day)
+            continue
         except LbError as exc:
             print(f"lb-pipeline: {exc}", file=sys.stderr)
             return 2
@@ -75,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"nightly run for {day} failed:", file=sys.stderr)
             for line in explain_failure(result):
                 print(f"  {line}", file=sys.stderr)
-    done = [d for d in days if d not in failed]
+    done = [d for d in days if d not in failed and d not in busy]
     if done:
         print("\nDelta tables:")
         for layer in ("bronze", "silver", "gold"):

@@ -33,10 +33,22 @@ def _generate(args) -> int:
 
 
 def _doctor(_args) -> int:
+    from lb_pipeline.settings import spark_settings_from_env
+    from lb_pipeline.spark import jar_cache
     from lb_pipeline.spark.java import require_java
 
     major = require_java()
-    print(f"Python {sys.version.split()[0]}, Java {major}: ready")
+    settings = spark_settings_from_env()
+    folder = settings.delta_jars_dir or settings.ivy_dir
+    broken = jar_cache.damaged(folder) if settings.delta_jars_dir else jar_cache.repair(folder)
+    for path, why in broken:
+        print(f"damaged: {path}: {why}", file=sys.stderr)
+    if broken and settings.delta_jars_dir:
+        print(f"LB_DELTA_JARS_DIR={folder} holds damaged jars: replace them", file=sys.stderr)
+        return 1
+    if broken:
+        print(f"removed {len(broken)} damaged file(s) from the jar cache {folder}; the next start downloads them again")
+    print(f"Python {sys.version.split()[0]}, Java {major}, jar cache {folder}: ready")
     return 0
 
 
@@ -54,7 +66,7 @@ def _ingest(args) -> int:
 
 def _validate_snapshot(args) -> int:
     from lb_pipeline.snapshots.layout import MANIFEST
-    from lb_pipeline.snapshots.validate import validate_snapshot
+    from lb_pipeline.ingest.validate import validate_snapshot
 
     roots = [Path(d) for d in args.dirs]
     dirs = [m.parent for r in roots for m in sorted(r.rglob(MANIFEST))] if args.recursive else roots
@@ -128,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--quiet", action="store_true")
     g.set_defaults(func=_generate)
 
-    d = sub.add_parser("doctor", help="check that Java 17+ is available for Spark")
+    d = sub.add_parser("doctor", help="check Java 17+ for Spark, and check (and repair) the cached Delta jars")
     d.set_defaults(func=_doctor)
 
     i = sub.add_parser("ingest", help="ingest one day of snapshots into the bronze tables (without Dagster)")

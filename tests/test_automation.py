@@ -1,7 +1,9 @@
 """The nightly schedule and the landing sensor."""
 
 import json
+import os
 import shutil
+import time
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -39,18 +41,94 @@ def test_sensor_requests_one_run_per_day_with_new_snapshots(tmp_path):
         (tmp_path / "demo-cluster" / stray).mkdir()
         (tmp_path / "demo-cluster" / stray / "manifest.json").write_text("{}")
     resources = {"landing": LandingResource(path=str(tmp_path))}
-    ctx = dg.build_sensor_context(resources=resources)
+    instance = dg.DagsterInstance.ephemeral()  # nothing materialized yet
+    ctx = dg.build_sensor_context(resources=resources, instance=instance)
     requests = landing_sensor(ctx)
     assert [r.partition_key for r in requests] == ["2026-01-15", "2026-01-16"]
     assert requests[1].run_key == "2026-01-16@demo-cluster/2026-01-16T00-00-00Z"
     cursor = json.loads(ctx.cursor)
     assert cursor == {"demo-cluster": "2026-01-16T00-00-00Z"}
 
-    again = landing_sensor(dg.build_sensor_context(cursor=ctx.cursor, resources=resources))
+    again = landing_sensor(dg.build_sensor_context(cursor=ctx.cursor, resources=resources, instance=instance))
     assert isinstance(again, dg.SkipReason)
 
     src = tmp_path / "demo-cluster" / "2026-01-16T00-00-00Z"
     shutil.rmtree(tmp_path / "demo-cluster" / "2026-01-16T03-00-00Z")
     shutil.copytree(src, tmp_path / "demo-cluster" / "2026-01-16T03-00-00Z")  # the late snapshot completes
-    (later,) = landing_sensor(dg.build_sensor_context(cursor=ctx.cursor, resources=resources))
+    (later,) = landing_sensor(dg.build_sensor_context(cursor=ctx.cursor, resources=resources, instance=instance))
     assert (later.partition_key, later.run_key) == ("2026-01-16", "2026-01-16@demo-cluster/2026-01-16T03-00-00Z")
+
+
+def test_sensor_leaves_a_day_alone_whose_bronze_is_newer_than_its_snapshots(tmp_path):
+    """Opening the UI after ``make demo`` must not re-run the demo day; a snapshot landing later still does."""
+    generate(tmp_path, "demo", seed=1, start="2026-01-15T08:00:00Z", snapshots=2)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=["bronze", "snapshots"], partition="2026-01-15"))
+    resources = {"landing": LandingResource(path=str(tmp_path))}
+    ctx = dg.build_sensor_context(resources=resources, instance=instance)
+    assert isinstance(landing_sensor(ctx), dg.SkipReason)
+    assert json.loads(ctx.cursor) == {"demo-cluster": "2026-01-15T09-00-00Z"}
+    late = tmp_path / "demo-cluster" / "2026-01-15T10-00-00Z"
+    shutil.copytree(tmp_path / "demo-cluster" / "2026-01-15T09-00-00Z", late)
+    os.utime(late / "manifest.json", (time.time() + 5, time.time() + 5))
+    (run,) = landing_sensor(dg.build_sensor_context(cursor=ctx.cursor, resources=resources, instance=instance))
+    assert run.partition_key == "2026-01-15"
+
+
+def test_the_projects_instance_queues_a_second_run_of_the_same_partition(tmp_path):
+    # the sensor and the schedule may both ask for one day: the run queue lets one run per partition through
+    shutil.copy(os.path.join(os.path.dirname(__file__), "..", ".dagster", "dagster.yaml"), tmp_path / "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+        coordinator = type(instance.run_coordinator).__name__
+    assert {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in limits
+    assert coordinator == "QueuedRunCoordinator"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serving(port: int) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def test_the_ui_started_in_the_background_stops_on_sigterm(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    root = os.path.join(os.path.dirname(__file__), "..")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "landing").mkdir()
+    port = _free_port()
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "LB_LANDING": str(tmp_path / "landing")}
+    with open(tmp_path / "dev.log", "wb") as log:
+        # as a non-interactive shell starts a background job (`… &`, nohup): SIGINT ignored
+        ui = subprocess.Popen([sys.executable, "-m", "assets.dev", "-p", str(port)], cwd=root, env=env,
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 180
+        while not _serving(port):
+            assert ui.poll() is None and time.monotonic() < deadline, (tmp_path / "dev.log").read_text()[-2000:]
+            time.sleep(1)
+        ui.send_signal(signal.SIGTERM)
+        assert ui.wait(timeout=60) == 0
+        assert not _serving(port)  # the webserver went with it
+        assert "Shutting down Dagster services" in (tmp_path / "dev.log").read_text()
+    finally:
+        try:
+            os.killpg(ui.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -134,7 +134,7 @@ def _corpus(landing: Path) -> tuple[dict[str, str], Path]:
     bd = _first(s[3] / "lb/bundle-data", "*/*/*.json")
     _edit_json(bd, lambda d: d.pop("longTermData")); case(bd, "longTermData")
     copy = landing / "demo-cluster" / f"{s[3].name}-copy"  # a duplicated snapshot directory
-    shutil.copytree(s[3] / "cluster", copy / "cluster"); case(copy / "cluster/failure-domains.json", "(path)")
+    shutil.copytree(s[3] / "cluster", copy / "cluster"); case(copy, "(directory)")  # refused by name, not read
     big = brokers0[4]  # Jackson prints big doubles as 1.0E7: valid input
     big.write_text(re.sub(r'"msgThroughputIn":[0-9.E]+', '"msgThroughputIn":1.0E7', big.read_text(), count=1))
     return cases, big
@@ -179,12 +179,18 @@ def test_crc32_in_spark_matches_zlib(lake, spark):
 
 
 def test_empty_files_and_directories_are_listed_alike_locally_and_through_hadoop(spark, demo_landing, tmp_path):
-    from lb_pipeline.ingest.bronze import list_day
+    from lb_pipeline.ingest.landing import list_day
+    from lb_pipeline.ingest.tables import TABLES
 
+    globs = {t.name: t.globs for t in TABLES.values()}
     landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
     (landing / "demo-cluster" / f"{DEMO_DAY}T09-30-00Z").mkdir()
     snapshot = sorted((landing / "demo-cluster").glob(f"{DEMO_DAY}T08*"))[0]
     (snapshot / "config" / "dynamic.json").write_text("")
-    local = list_day(spark, str(landing), DEMO_DAY)
-    assert local == list_day(spark, str(landing), DEMO_DAY, hadoop=True) == list_day(spark, f"file:{landing}", DEMO_DAY)
-    assert local == ([f"file:{landing}/demo-cluster/{DEMO_DAY}T09-30-00Z"], [f"file:{snapshot}/config/dynamic.json"])
+    local, hadoop = list_day(spark, str(landing), DEMO_DAY, globs), list_day(spark, str(landing), DEMO_DAY, globs, hadoop=True)
+    uri = list_day(spark, f"file:{landing}", DEMO_DAY, globs)
+    for listing in (hadoop, uri):
+        assert (listing.empty_dirs, listing.empty_files) == (local.empty_dirs, local.empty_files)
+        assert {t: sorted(f) for t, f in listing.files.items()} == {t: sorted(f) for t, f in local.files.items()}
+    assert local.empty_dirs == [f"file:{landing}/demo-cluster/{DEMO_DAY}T09-30-00Z"]
+    assert local.empty_files == [f"file:{snapshot}/config/dynamic.json"] and not local.refused

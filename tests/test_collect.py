@@ -14,7 +14,7 @@ from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.collect import AdminClient, collect
 from lb_pipeline.snapshots.generate import Preset, generate
 from lb_pipeline.snapshots.load import load_snapshot
-from lb_pipeline.snapshots.validate import validate_snapshot
+from lb_pipeline.ingest.validate import validate_snapshot
 
 TOKEN = "s3cr3t-token-value"
 ISOLATION = {"dedicated": {"namespaces": ["tenant-a/orders.*"], "primary": ["127\\.0\\.0\\.1"], "secondary": [],

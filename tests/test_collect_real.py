@@ -13,7 +13,7 @@ from lb_pipeline.errors import LbError
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.collect import AdminClient, collect
 from lb_pipeline.snapshots.load import load_snapshot
-from lb_pipeline.snapshots.validate import validate_snapshot
+from lb_pipeline.ingest.validate import validate_snapshot
 
 FIXTURE = Path(__file__).parent / "fixtures" / "real-pulsar-4.0.7" / "lbtest" / "2026-11-22T17-31-14Z"
 REAL_IDS = ["127.0.0.1:8081", "127.0.0.1:8080"]

@@ -8,7 +8,7 @@ import pytest
 
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.generate import PRESETS, generate
-from lb_pipeline.snapshots.validate import validate_snapshot
+from lb_pipeline.ingest.validate import validate_snapshot
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_partitions_are_separate_topics_in_their_own_bundles(day):
 
 
 def test_checker_reports_a_topic_under_the_wrong_bundle_and_a_broken_sum(day, tmp_path):
-    snap = Path(shutil.copytree(day[0], tmp_path / "snap"))
+    snap = Path(shutil.copytree(day[0], tmp_path / day[0].parent.name / day[0].name))  # named as ingest reads it
     rel = next(f"topics/{p.name}" for p in (snap / "topics").iterdir() if _load(snap, f"topics/{p.name}"))
     doc = _load(snap, rel)
     ns, bundles = next(iter(doc.items()))
@@ -100,7 +100,7 @@ def test_checker_reports_a_topic_under_the_wrong_bundle_and_a_broken_sum(day, tm
 
 
 def test_checker_names_a_truncated_file(day, tmp_path):
-    snap = Path(shutil.copytree(day[0], tmp_path / "snap"))
+    snap = Path(shutil.copytree(day[0], tmp_path / day[0].parent.name / day[0].name))  # named as ingest reads it
     victim = next((snap / "lb/brokers").iterdir())
     victim.write_text(victim.read_text()[:100])
     findings = validate_snapshot(snap)
@@ -108,7 +108,7 @@ def test_checker_names_a_truncated_file(day, tmp_path):
 
 
 def test_checker_flags_a_bundle_with_two_owners_but_not_one_without(day, tmp_path):
-    snap = Path(shutil.copytree(day[0], tmp_path / "snap"))
+    snap = Path(shutil.copytree(day[0], tmp_path / day[0].parent.name / day[0].name))  # named as ingest reads it
     owners = [p for p in sorted((snap / "ownership").iterdir()) if json.loads(p.read_text())]
     doc = json.loads(owners[0].read_text())
     dropped = next(iter(doc))

@@ -45,3 +45,41 @@ def test_unknown_layer_is_rejected():
 
 def test_lake_root_may_be_an_object_store_uri():
     assert Lake("s3a://bucket/lake/").path("silver", "bundle_stats") == "s3a://bucket/lake/silver/bundle_stats"
+
+
+def test_concurrent_writers_of_one_partition_all_land_after_retrying_conflicts(spark, tmp_path, monkeypatch):
+    """Suites write their slices of gold/validation_results for the same day at once (two runs of one day, or the
+    sensor's and the schedule's): Delta rejects all but one commit per round; each rejected write is retried."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lb_pipeline.spark import lake as lake_module
+
+    lake = Lake(str(tmp_path))
+    day = "2026-01-01"
+    lake.write_partition(spark.createDataFrame([("s0", 0, day)], "suite string, value long, snapshot_date string"),
+                         "gold", "results", day, where={"suite": "s0"})
+    conflicts = []
+    real = lake_module._retry_conflicts
+
+    def counting(write, what):
+        def once():
+            try:
+                return write()
+            except lake_module.conflict_errors():
+                conflicts.append(what)
+                raise
+        return real(once, what)
+
+    monkeypatch.setattr(lake_module, "_retry_conflicts", counting)
+
+    def write(i):
+        rows = spark.createDataFrame([(f"s{i}", v, day) for v in range(i)], "suite string, value long, snapshot_date string")
+        return lake.write_partition(rows, "gold", "results", day, where={"suite": f"s{i}"}).rows
+
+    with ThreadPoolExecutor(4) as pool:
+        written = list(pool.map(write, range(1, 9)))
+    assert written == list(range(1, 9))
+    got = {r.suite: r.n for r in lake.read(spark, "gold", "results", day).groupBy("suite").count()
+           .withColumnRenamed("count", "n").collect()}
+    assert got == {"s0": 1, **{f"s{i}": i for i in range(1, 9)}}
+    assert conflicts, "the writers never collided: the test did not exercise the retry"

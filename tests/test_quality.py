@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 from pyspark.sql import functions as F
 
-from lb_pipeline.quality import views
+from lb_pipeline.quality import runner, views
 from lb_pipeline.quality.runner import load_suite, validate
 from tests.conftest import DEMO_DAY
 
@@ -298,35 +298,82 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
     assert min(conservation.unexpected_values) < 0 < max(conservation.unexpected_values)
 
 
-def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, demo_landing, tmp_path):
+def _materialize_broker_reports(spark, landing, tmp_path):
     from assets.definitions import all_assets
     from assets.quality import checks
     from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
-    landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
-    for report in landing.rglob("lb/brokers/*.json"):  # a CPU limit that is not 100 per core
-        doc = json.loads(report.read_text())
-        doc["cpu"]["limit"] = 150.0
-        report.write_text(json.dumps(doc))
     selected = [a for a in all_assets if any(k.to_user_string() in ("bronze/broker_reports", "silver/broker_usage")
                                              for k in a.keys)]
     gate = [c for c in checks if "bronze_broker_reports" in str(c.check_keys)]
+    lake = LakeResource(root=str(tmp_path / "lake"))
     result = dg.materialize(
         [*selected, *gate], partition_key=DEMO_DAY, raise_on_error=False, instance=dg.DagsterInstance.ephemeral(),
-        resources={"spark": SparkResource(), "lake": LakeResource(root=str(tmp_path / "lake")),
-                   "landing": LandingResource(path=str(landing)), "reports": ReportsResource(path=str(tmp_path))})
+        resources={"spark": SparkResource(), "lake": lake, "landing": LandingResource(path=str(landing)),
+                   "reports": ReportsResource(path=str(tmp_path))})
     (evaluation,) = [e for e in result.get_asset_check_evaluations() if e.check_name == "bronze_broker_reports"]
-    assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
-    assert "cpu_limit_mod_100" in evaluation.description
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    return evaluation, materialized, lake.lake
+
+
+def test_rows_breaking_a_critical_row_rule_are_quarantined_and_the_day_goes_on(spark, demo_landing, tmp_path):
+    landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
+    report = sorted(landing.rglob("lb/brokers/*.json"))[0]  # a CPU limit that is not 100 per core
+    doc = json.loads(report.read_text())
+    doc["cpu"]["limit"] = 150.0
+    report.write_text(json.dumps(doc))
+    evaluation, materialized, lake = _materialize_broker_reports(spark, landing, tmp_path)
+    assert evaluation.passed and "silver/broker_usage" in materialized
+    (row,) = lake.read(spark, "bronze", "quarantine", DEMO_DAY).where("bronze_table = 'broker_reports'").collect()
+    assert row.source_file.endswith(str(report.relative_to(landing))) and row.field == "cpu_limit_mod_100"
+    assert "expectations/bronze.broker_reports.json" in row.reason and json.loads(row.raw)["cpu_limit"] == 150.0
+    landed = lake.read(spark, "bronze", "broker_reports", DEMO_DAY).count()
+    assert landed == len(list(landing.rglob("lb/brokers/*.json"))) - 1
+
+
+def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, demo_landing, tmp_path, monkeypatch):
+    """What no row rule can quarantine (here a column the suite requires and the table lacks) still blocks."""
+    suites = Path(shutil.copytree(runner.SUITES_DIR, tmp_path / "expectations"))
+    path = suites / "bronze.broker_reports.json"
+    suite = json.loads(path.read_text())
+    suite["expectations"].append({"type": "expect_table_columns_to_match_set", "severity": "critical",
+                                  "kwargs": {"column_set": ["broker", "no_such_column"], "exact_match": False}})
+    path.write_text(json.dumps(suite))
+    monkeypatch.setattr(runner, "SUITES_DIR", suites)
+    evaluation, materialized, lake = _materialize_broker_reports(spark, demo_landing, tmp_path)
+    assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
+    assert "no_such_column" in evaluation.description
     assert "bronze/broker_reports" in materialized and "silver/broker_usage" not in materialized
-    rows = LakeResource(root=str(tmp_path / "lake")).lake.read(spark, "gold", "validation_results", DEMO_DAY).collect()
-    (failed,) = [r for r in rows if r.column_name == "cpu_limit_mod_100"]
-    assert not failed.success and failed.unexpected_count > 0
-    offending = json.loads(failed.unexpected_rows)  # which brokers, not only which values
-    assert offending and all(r["broker"] for r in offending) and "50.0" in failed.unexpected_values
+    rows = lake.read(spark, "gold", "validation_results", DEMO_DAY).collect()
+    (failed,) = [r for r in rows if not r.success]
+    assert failed.expectation == "expect_table_columns_to_match_set" and failed.severity == "critical"
 
 
 def test_every_suite_is_documented():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "data-quality.md").read_text()
     assert not [s for s in views.SUITES if f"`{s}`" not in doc]
+
+
+def test_row_rules_decide_alike_in_spark_at_ingest_and_in_python_for_validate_snapshot(spark, demo_landing):
+    """The same rows, broken in every way a row rule catches, quarantined alike by both evaluations."""
+    from lb_pipeline.ingest.bronze import parse_file
+    from lb_pipeline.ingest.tables import COMMON, TABLES
+    from lb_pipeline.quality import row_rules
+
+    snapshot = sorted(demo_landing.glob("*/*/manifest.json"))[0].parent
+    table = TABLES["broker_reports"]
+    rows = [r for f in sorted(snapshot.glob("lb/brokers/*.json"))
+            for r in parse_file(table, f"file:{f}", f.read_bytes())[0]]
+    assert len(rows) >= 5
+    rows[0]["cpu_usage"] = -500.0
+    rows[1]["cpu_limit"] = 150.0
+    rows[2]["msg_rate_in"] = float("nan")
+    rows[3]["bandwidth_in_usage"], rows[3]["bandwidth_in_limit"] = -1.0, -1.0  # off Linux: allowed
+    rows.append(dict(rows[4]))  # one broker twice
+    python_kept, python_rejected = row_rules.check_rows("broker_reports", rows)
+    df = spark.createDataFrame(rows, f"{COMMON}, {table.schema}")
+    spark_kept, spark_rejected = row_rules.split("broker_reports", df)
+    assert sorted((r["broker"], f) for r, f, _ in python_rejected) == sorted(
+        (json.loads(r.raw)["broker"], r.field) for r in spark_rejected.collect())
+    assert {r[1] for r in python_rejected} == {"cpu_usage", "cpu_limit_mod_100", "msg_rate_in", "broker"}
+    assert len(python_kept) == spark_kept.count() == len(rows) - 5

@@ -49,3 +49,29 @@ def test_jar_folder_without_delta_is_refused(tmp_path):
 
     with pytest.raises(SetupError, match="holds no delta-spark"):
         delta_builder(SparkSettings(delta_jars_dir=str(tmp_path)))
+
+
+def test_doctor_repairs_a_jar_cache_poisoned_by_a_cut_short_download(tmp_path, monkeypatch, capsys):
+    import zipfile
+
+    from lb_pipeline.cli import main
+
+    ivy = tmp_path / "ivy"
+    module = ivy / "cache" / "io.delta" / "delta-spark_4.2_2.13"
+    (module / "jars").mkdir(parents=True)
+    (ivy / "jars").mkdir()
+    good = ivy / "jars" / "org.x_y-1.0.jar"
+    with zipfile.ZipFile(good, "w") as z:
+        z.writestr("A.class", b"\xca\xfe\xba\xbe" * 100)
+    cut = good.read_bytes()[:60]  # what a download cut short leaves
+    (module / "jars" / "delta-spark_4.2_2.13-4.4.1.jar").write_bytes(cut)
+    (ivy / "jars" / "io.delta_delta-spark_4.2_2.13-4.4.1.jar").write_bytes(cut)
+    (module / "ivy-4.4.1.xml").write_text("<ivy-module><info")
+    monkeypatch.setenv("LB_IVY_DIR", str(ivy))
+    monkeypatch.delenv("LB_DELTA_JARS_DIR", raising=False)
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr()
+    assert out.err.count("damaged: ") == 3 and "removed 3 damaged file(s)" in out.out
+    assert not module.exists() and not (ivy / "jars" / "io.delta_delta-spark_4.2_2.13-4.4.1.jar").exists()
+    assert good.exists()  # intact jars stay
+    assert main(["doctor"]) == 0 and "damaged" not in capsys.readouterr().err

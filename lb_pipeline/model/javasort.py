@@ -13,8 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from lb_pipeline.model.timsort_steps import (
+    MIN_MERGE, binary_sort, count_run_and_make_ascending, gallop_left, gallop_right, min_run_length,
+)
+
 T = TypeVar("T")
-MIN_MERGE, MIN_GALLOP = 32, 7
+MIN_GALLOP = 7
 
 
 class ComparisonContractViolation(ValueError):
@@ -50,15 +54,15 @@ class _TimSort:
         if remaining < 2:
             return
         if remaining < MIN_MERGE:
-            init = _count_run_and_make_ascending(a, lo, hi, c)
-            _binary_sort(a, lo, hi, lo + init, c)
+            init = count_run_and_make_ascending(a, lo, hi, c)
+            binary_sort(a, lo, hi, lo + init, c)
             return
-        min_run = _min_run_length(remaining)
+        min_run = min_run_length(remaining)
         while True:
-            run = _count_run_and_make_ascending(a, lo, hi, c)
+            run = count_run_and_make_ascending(a, lo, hi, c)
             if run < min_run:
                 force = remaining if remaining <= min_run else min_run
-                _binary_sort(a, lo, lo + force, lo + run, c)
+                binary_sort(a, lo, lo + force, lo + run, c)
                 run = force
             self.run_base.append(lo)
             self.run_len.append(run)
@@ -91,12 +95,12 @@ class _TimSort:
         self.run_len[i] = len1 + len2
         del self.run_base[i + 1]
         del self.run_len[i + 1]
-        k = _gallop_right(a[base2], a, base1, len1, 0, c)
+        k = gallop_right(a[base2], a, base1, len1, 0, c)
         base1 += k
         len1 -= k
         if len1 == 0:
             return
-        len2 = _gallop_left(a[base1 + len1 - 1], a, base2, len2, len2 - 1, c)
+        len2 = gallop_left(a[base1 + len1 - 1], a, base2, len2, len2 - 1, c)
         if len2 == 0:
             return
         if len1 <= len2:
@@ -139,7 +143,7 @@ class _TimSort:
             if done:
                 break
             while True:
-                count1 = _gallop_right(a[cur2], tmp, cur1, len1, 0, c)
+                count1 = gallop_right(a[cur2], tmp, cur1, len1, 0, c)
                 if count1 != 0:
                     a[dest:dest + count1] = tmp[cur1:cur1 + count1]
                     dest, cur1, len1 = dest + count1, cur1 + count1, len1 - count1
@@ -151,7 +155,7 @@ class _TimSort:
                 if len2 == 0:
                     done = True
                     break
-                count2 = _gallop_left(tmp[cur1], a, cur2, len2, 0, c)
+                count2 = gallop_left(tmp[cur1], a, cur2, len2, 0, c)
                 if count2 != 0:
                     a[dest:dest + count2] = a[cur2:cur2 + count2]
                     dest, cur2, len2 = dest + count2, cur2 + count2, len2 - count2
@@ -215,7 +219,7 @@ class _TimSort:
             if done:
                 break
             while True:
-                count1 = len1 - _gallop_right(tmp[cur2], a, base1, len1, len1 - 1, c)
+                count1 = len1 - gallop_right(tmp[cur2], a, base1, len1, len1 - 1, c)
                 if count1 != 0:
                     dest, cur1, len1 = dest - count1, cur1 - count1, len1 - count1
                     a[dest + 1:dest + 1 + count1] = a[cur1 + 1:cur1 + 1 + count1]
@@ -227,7 +231,7 @@ class _TimSort:
                 if len2 == 1:
                     done = True
                     break
-                count2 = len2 - _gallop_left(a[cur1], tmp, 0, len2, len2 - 1, c)
+                count2 = len2 - gallop_left(a[cur1], tmp, 0, len2, len2 - 1, c)
                 if count2 != 0:
                     dest, cur2, len2 = dest - count2, cur2 - count2, len2 - count2
                     a[dest + 1:dest + 1 + count2] = tmp[cur2 + 1:cur2 + 1 + count2]
@@ -255,91 +259,3 @@ class _TimSort:
             raise ComparisonContractViolation("Comparison method violates its general contract!")
         else:
             a[dest - (len2 - 1):dest + 1] = tmp[0:len2]
-
-
-def _min_run_length(n: int) -> int:
-    r = 0
-    while n >= MIN_MERGE:
-        r |= n & 1
-        n >>= 1
-    return n + r
-
-
-def _count_run_and_make_ascending(a: list, lo: int, hi: int, c: Callable) -> int:
-    run_hi = lo + 1
-    if run_hi == hi:
-        return 1
-    if c(a[run_hi], a[lo]) < 0:
-        run_hi += 1
-        while run_hi < hi and c(a[run_hi], a[run_hi - 1]) < 0:
-            run_hi += 1
-        a[lo:run_hi] = a[lo:run_hi][::-1]
-    else:
-        run_hi += 1
-        while run_hi < hi and c(a[run_hi], a[run_hi - 1]) >= 0:
-            run_hi += 1
-    return run_hi - lo
-
-
-def _binary_sort(a: list, lo: int, hi: int, start: int, c: Callable) -> None:
-    if start == lo:
-        start += 1
-    for start in range(start, hi):
-        pivot = a[start]
-        left, right = lo, start
-        while left < right:
-            mid = (left + right) >> 1
-            if c(pivot, a[mid]) < 0:
-                right = mid
-            else:
-                left = mid + 1
-        a[left + 1:start + 1] = a[left:start]
-        a[left] = pivot
-
-
-def _gallop_left(key, a: list, base: int, length: int, hint: int, c: Callable) -> int:
-    last, ofs = 0, 1
-    if c(key, a[base + hint]) > 0:
-        max_ofs = length - hint
-        while ofs < max_ofs and c(key, a[base + hint + ofs]) > 0:
-            last, ofs = ofs, (ofs << 1) + 1
-        ofs = min(ofs, max_ofs)
-        last, ofs = last + hint, ofs + hint
-    else:
-        max_ofs = hint + 1
-        while ofs < max_ofs and c(key, a[base + hint - ofs]) <= 0:
-            last, ofs = ofs, (ofs << 1) + 1
-        ofs = min(ofs, max_ofs)
-        last, ofs = hint - ofs, hint - last
-    last += 1
-    while last < ofs:
-        m = last + ((ofs - last) >> 1)
-        if c(key, a[base + m]) > 0:
-            last = m + 1
-        else:
-            ofs = m
-    return ofs
-
-
-def _gallop_right(key, a: list, base: int, length: int, hint: int, c: Callable) -> int:
-    last, ofs = 0, 1
-    if c(key, a[base + hint]) < 0:
-        max_ofs = hint + 1
-        while ofs < max_ofs and c(key, a[base + hint - ofs]) < 0:
-            last, ofs = ofs, (ofs << 1) + 1
-        ofs = min(ofs, max_ofs)
-        last, ofs = hint - ofs, hint - last
-    else:
-        max_ofs = length - hint
-        while ofs < max_ofs and c(key, a[base + hint + ofs]) >= 0:
-            last, ofs = ofs, (ofs << 1) + 1
-        ofs = min(ofs, max_ofs)
-        last, ofs = last + hint, ofs + hint
-    last += 1
-    while last < ofs:
-        m = last + ((ofs - last) >> 1)
-        if c(key, a[base + m]) < 0:
-            ofs = m
-        else:
-            last = m + 1
-    return ofs

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
 from lb_pipeline.errors import InputError
-from lb_pipeline.ingest import cluster_parsers as cp
-from lb_pipeline.ingest import parsers as p
+from lb_pipeline.formats import cluster as cp
+from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes
 from lb_pipeline.model.bundles import NamespaceBundles, parse_boundaries
 from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
 from lb_pipeline.snapshots import layout
@@ -58,13 +58,17 @@ class Snapshot:
 
 def _json(root: Path, rel: str, required: bool = True):
     path = root / rel
+    if path.is_symlink():  # the same boundary as ingest (ingest/landing.py): links are never followed
+        raise InputError(str(path), "(path)", "a regular file, not a symbolic link")
     if not path.is_file():
         if required:
             raise InputError(str(path), "(file)", "the file to exist (see docs/snapshot-format.md)")
         return None
+    if path.stat().st_size > max_file_bytes():
+        raise InputError(str(path), "(file)", f"at most {max_file_bytes()} bytes (LB_MAX_FILE_BYTES)", path.stat().st_size)
     try:
-        return p.load_json(path.read_bytes())
-    except p.FileProblem as exc:
+        return load_json(path.read_bytes())
+    except FileProblem as exc:
         raise InputError(str(path), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
 
 

@@ -6,10 +6,36 @@ exactly that partition (Delta ``replaceWhere``), so re-running a night leaves th
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass
 
 LAYERS = ("bronze", "silver", "gold")
 PARTITION_COLUMN = "snapshot_date"
+CONFLICT_ATTEMPTS = 6
+
+
+def conflict_errors() -> tuple[type[Exception], ...]:
+    """Delta's commit-conflict exceptions (each its own class: they share no base class a handler could name)."""
+    import delta.exceptions as d
+
+    return (d.DeltaConcurrentModificationException, d.ConcurrentWriteException, d.MetadataChangedException,
+            d.ProtocolChangedException, d.ConcurrentAppendException, d.ConcurrentDeleteReadException,
+            d.ConcurrentDeleteDeleteException, d.ConcurrentTransactionException)
+
+
+def _retry_conflicts(write, what: str) -> None:
+    """Runs ``write`` again when another writer committed first (Delta's optimistic concurrency): two runs of one
+    day (a sensor run and the schedule's) write the same partitions, and ``gold/validation_results`` is shared by
+    every suite. The write replaces exactly its slice, so running it again is safe."""
+    for attempt in range(CONFLICT_ATTEMPTS):
+        try:
+            return write()
+        except conflict_errors() as exc:
+            if attempt == CONFLICT_ATTEMPTS - 1:
+                raise RuntimeError(f"{what}: gave up after {CONFLICT_ATTEMPTS} concurrent-write conflicts "
+                                   f"({type(exc).__name__})") from exc
+            time.sleep(0.2 * 2 ** attempt * (1 + random.random()))
 
 
 @dataclass(frozen=True)
@@ -48,15 +74,15 @@ class Lake:
             stray = df.where(df[PARTITION_COLUMN] != partition).select(PARTITION_COLUMN).limit(1).collect()
             if stray:
                 raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of {stray[0][0]}")
-        (
+        writer = (
             df.write.format("delta")
             .mode("overwrite")
             .option("replaceWhere", " AND ".join(
                 [f"{PARTITION_COLUMN} = '{partition}'", *(f"{k} = '{v}'" for k, v in (where or {}).items())]))
             .option("mergeSchema", "true")
             .partitionBy(PARTITION_COLUMN)
-            .save(path)
         )
+        _retry_conflicts(lambda: writer.save(path), f"{layer}/{table}")
         # The commit's own metrics give the row count: no second Spark job over the data.
         version, metrics = self._last_commit(df.sparkSession, path)
         return WriteResult(path=path, rows=int(metrics.get("numOutputRows", 0)), version=version)

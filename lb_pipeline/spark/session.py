@@ -92,6 +92,9 @@ def get_session(settings: SparkSettings | None = None):
 
 def _explain_start_failure(exc: Exception, settings: SparkSettings) -> str:
     text = str(exc)
+    if any(s in text for s in ("ZipException", "zip END header", "invalid LOC header", "error in opening zip file")):
+        return (f"a cached jar is damaged (a download cut short?) in {settings.delta_jars_dir or settings.ivy_dir}: "
+                "run 'lb-pipeline doctor', which removes damaged jars so the next start downloads them again.")
     if "UNRESOLVED DEPENDENCIES" in text or "unresolved dependency" in text.lower() or "ivy" in text.lower():
         return (
             "Spark could not download the Delta Lake jars from Maven Central (or the mirror in LB_IVY_SETTINGS). "

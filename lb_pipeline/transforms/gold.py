@@ -24,7 +24,7 @@ from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
-from lb_pipeline.ingest.cluster_parsers import ISOLATION_SOURCE
+from lb_pipeline.formats.cluster import ISOLATION_SOURCE
 from lb_pipeline.model.bundles import Bundle, parse_range
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.whatif import commands

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from lb_pipeline.ingest.parsers import Problem, Row, RowProblem, _kind, _obj, _rows, integer, text
+from lb_pipeline.formats.values import Problem, Row, RowProblem, _kind, _obj, _rows, boolean, integer, text
 from lb_pipeline.model import names
 
 ISOLATION_SOURCE = "isolation-policies"  # bronze/config rows holding one isolation policy each (value: its JSON)
@@ -74,6 +74,9 @@ def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
         brokers = doc.get("brokers")
         if not isinstance(brokers, list) or not all(isinstance(b, str) for b in brokers):
             raise RowProblem("brokers", "expected an array of broker ids")
+        for b in brokers:
+            if problem := names.broker_problem(b):
+                raise RowProblem("brokers", problem)
         missing = doc.get("missingParts") or []
         return [{
             "format_version": integer(doc, "formatVersion", "formatVersion"),
@@ -82,7 +85,8 @@ def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
             "load_manager": text(doc, "loadManagerClassName", "loadManagerClassName", required=False),
             "leader": text(doc, "leader", "leader", required=False),
             "brokers": brokers,
-            "complete": bool(doc.get("complete", True)),
+            "complete": boolean(doc, "complete", "complete", True),
+            "manifest_cluster": text(doc, "cluster", "cluster", required=False),
             "missing_parts": [str(m) for m in missing] if isinstance(missing, list) else [str(missing)],
             "tool": text(doc, "tool", "tool", required=False),
         }], []

@@ -2,7 +2,8 @@
 
 Checks, in the order a replay depends on them:
 
-1. every required file is present and parses (the bronze parsers, so the checker and the ingest agree);
+1. every file is one ingest would read and land (``ingest.snapshot_check``: the same listing rules, parser and row
+   rules, so the checker accepts exactly what ingest accepts), and every required file is present;
 2. each topic of ``broker-stats topics`` hashes (CRC-32) into the bundle it is reported under;
 3. topic sums equal the broker's ``lastStats`` for that bundle, and ``lastStats`` sums equal the broker totals
    (within ``tolerance``, relative);
@@ -16,8 +17,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from lb_pipeline.ingest import cluster_parsers as cp
-from lb_pipeline.ingest import parsers as p
+from lb_pipeline.formats import brokers as fb
+from lb_pipeline.formats import cluster as cp
+from lb_pipeline.formats import topics as ft
+from lb_pipeline.formats.values import FileProblem, load_json
+from lb_pipeline.ingest.snapshot_check import check_snapshot
+from lb_pipeline.ingest.tables import locate
 from lb_pipeline.model import bundles as bm
 from lb_pipeline.model import topic_stats
 from lb_pipeline.snapshots import layout
@@ -33,14 +38,26 @@ class Finding:
         return f"{self.file}: {self.field}: {self.message}"
 
 
-def _read(root: Path, rel: str, findings: list[Finding]):
+def _read(root: Path, rel: str, findings: list[Finding], unread: set[str] = frozenset()):
     path = root / rel
+    if str(path.absolute()) in unread:  # refused by name (a link, a device, oversized): reported, never opened
+        return None
     if not path.is_file():
         findings.append(Finding(rel, "(file)", "missing"))
         return None
     try:
-        return p.load_json(path.read_bytes())
-    except p.FileProblem as exc:
+        return load_json(path.read_bytes())
+    except FileProblem as exc:
+        findings.append(Finding(rel, exc.problem.field, exc.problem.reason))
+        return None
+
+
+def _parse(parser, rel: str, findings: list[Finding], *args) -> tuple:
+    """``parser(*args)``; a whole-file problem (say, a list where an object belongs) becomes a finding and nothing
+    of the file is used, as ingest quarantines the file."""
+    try:
+        return parser(*args)
+    except FileProblem as exc:
         findings.append(Finding(rel, exc.problem.field, exc.problem.reason))
         return None
 
@@ -50,15 +67,24 @@ def _close(a: float, b: float, tolerance: float) -> bool:
 
 
 def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Finding]:
-    root = Path(directory)
-    findings: list[Finding] = []
-    manifest = _read(root, layout.MANIFEST, findings)
-    if manifest is None:
-        return findings
-    rows, problems = cp.parse_manifest(manifest)
-    findings += [Finding(layout.MANIFEST, pr.field, pr.reason) for pr in problems]
-    if not rows:
-        return findings
+    root = Path(directory).absolute()
+    findings = _findings(root, tolerance)
+    return list(dict.fromkeys(findings))  # a parse problem is found by both passes
+
+
+def _findings(root: Path, tolerance: float) -> list[Finding]:
+    if locate(f"{root}/{layout.MANIFEST}") is None:
+        return [Finding(".", "(directory)", f"expected a directory named <cluster>/{layout.TS_FORMAT}, as collect and "
+                                            "generate write them: ingest reads nothing else, so nothing else is checked")]
+    ingest = check_snapshot(str(root))
+    prefix = f"file:{root}"
+    findings = [Finding(q["source_file"][len(prefix):].lstrip("/") or ".", q["field"], q["reason"])
+                for q in ingest.quarantined if q["field"] != "manifest.json"]
+    if not ingest.manifest_usable:
+        return findings + [Finding(layout.MANIFEST, "(snapshot)", "no usable manifest.json: ingest would quarantine "
+                                                                  "every file of this snapshot")]
+    read = lambda rel: _read(root, rel, findings, ingest.unread)  # noqa: E731
+    rows, _ = cp.parse_manifest(read(layout.MANIFEST))  # usable: check_snapshot parsed it
     brokers = rows[0]["brokers"]
     missing_parts = set(rows[0]["missing_parts"])
     if not rows[0]["complete"]:
@@ -68,10 +94,10 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
     for ns_file in sorted((root / "namespaces").rglob("*.json")):
         rel = str(ns_file.relative_to(root))
         namespace = rel[len("namespaces/"):-len(".json")]
-        doc = _read(root, rel, findings)
+        doc = read(rel)
         if doc is None:
             continue
-        ns_rows, problems = cp.parse_namespace(doc, namespace)
+        ns_rows, problems = _parse(cp.parse_namespace, rel, findings, doc, namespace) or ([], [])
         findings += [Finding(rel, pr.field, pr.reason) for pr in problems]
         if ns_rows:
             namespace = ns_rows[0]["namespace"]
@@ -79,20 +105,20 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
     if not layouts:
         findings.append(Finding("namespaces/", "(files)", "no namespace bundle layouts"))
     if (root / layout.ISOLATION_POLICIES).is_file():  # optional
-        doc = _read(root, layout.ISOLATION_POLICIES, findings)
+        doc = read(layout.ISOLATION_POLICIES)
         if doc is not None:
-            findings += [Finding(layout.ISOLATION_POLICIES, pr.field, pr.reason)
-                         for pr in cp.parse_isolation_policies(doc)[1]]
+            parsed = _parse(cp.parse_isolation_policies, layout.ISOLATION_POLICIES, findings, doc) or ([], [])
+            findings += [Finding(layout.ISOLATION_POLICIES, pr.field, pr.reason) for pr in parsed[1]]
 
     owners: dict[str, list[str]] = defaultdict(list)
     for broker in brokers:
         if layout.ownership(broker) in missing_parts:
             continue
         rel = layout.ownership(broker)
-        doc = _read(root, rel, findings)
+        doc = read(rel)
         if doc is None:
             continue
-        own_rows, problems = p.parse_ownership(doc, broker)
+        own_rows, problems = _parse(ft.parse_ownership, rel, findings, doc, broker) or ([], [])
         findings += [Finding(rel, pr.field, pr.reason) for pr in problems]
         for r in own_rows:
             owners[r["bundle"]].append(broker)
@@ -110,19 +136,22 @@ def validate_snapshot(directory: str | Path, tolerance: float = 1e-6) -> list[Fi
                 findings.append(Finding("ownership/", bundle, f"owner {h} is not a live broker"))
 
     for broker in brokers:
-        _check_broker(root, broker, layouts, owners, tolerance, findings, missing_parts)
+        _check_broker(read, broker, layouts, owners, tolerance, findings, missing_parts)
     return findings
 
 
-def _check_broker(root, broker, layouts, owners, tolerance, findings, missing_parts) -> None:
+def _check_broker(read, broker, layouts, owners, tolerance, findings, missing_parts) -> None:
     rel_report, rel_topics = layout.local_broker_data(broker), layout.topic_stats(broker)
     if rel_report in missing_parts:
         return
-    report = _read(root, rel_report, findings)
-    topics = None if rel_topics in missing_parts else _read(root, rel_topics, findings)
+    report = read(rel_report)
+    topics = None if rel_topics in missing_parts else read(rel_topics)
     if report is None:
         return
-    broker_rows, problems, stat_rows, stat_problems = p.parse_local_broker_data(report, broker)
+    parsed = _parse(fb.parse_local_broker_data, rel_report, findings, report, broker)
+    if parsed is None:
+        return
+    broker_rows, problems, stat_rows, stat_problems = parsed
     findings += [Finding(rel_report, pr.field, pr.reason) for pr in problems + stat_problems]
     stats = {r["bundle"]: r for r in stat_rows}
     if broker_rows:
@@ -138,7 +167,7 @@ def _check_broker(root, broker, layouts, owners, tolerance, findings, missing_pa
     # bundles it moved away since are no contradiction, so ownership is not compared with it
     if topics is None:
         return
-    topic_rows, problems = p.parse_topic_stats(topics, broker)
+    topic_rows, problems = _parse(ft.parse_topic_stats, rel_topics, findings, topics, broker) or ([], [])
     findings += [Finding(rel_topics, pr.field, pr.reason) for pr in problems]
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for t in topic_rows:

@@ -1,0 +1,89 @@
+"""``lb/brokers/<broker>.json`` (``LocalBrokerData``) and ``lb/bundle-data/…`` (``BundleData``) to rows."""
+
+from __future__ import annotations
+
+from lb_pipeline.formats.values import (
+    Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, _snake, integer, num, text,
+)
+from lb_pipeline.model.usage import RESOURCES
+
+
+def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem], list[Row], list[Problem]]:
+    """``lb/brokers/<broker>.json`` (``LocalBrokerData``): one broker row and its ``lastStats`` rows."""
+    doc = _obj(doc, "(root)")
+    problems: list[Problem] = []
+    try:
+        row: Row = {"broker": broker}
+        for r in RESOURCES:
+            ru = doc.get(r)
+            if ru is None:  # Jackson drops nulls; a missing resource reads as usage 0 / limit 0 (percent 0)
+                ru = {}
+            ru = _obj(ru, r, row_level=True)
+            snake = _snake(r)
+            # Non-Linux brokers report bandwidth as -1/-1: keep the raw value, percentUsage() reads it as 0.
+            row[f"{snake}_usage"] = num(ru, "usage", f"{r}.usage", required=False, nonneg=False, default=0.0)
+            row[f"{snake}_limit"] = num(ru, "limit", f"{r}.limit", required=False, nonneg=False, default=0.0)
+        for k in ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut"):
+            row[_snake(k)] = num(doc, k, k)
+        for k in ("numTopics", "numBundles", "numConsumers", "numProducers"):
+            row[_snake(k)] = integer(doc, k, k, required=False)
+        row["last_update_ms"] = integer(doc, "lastUpdate", "lastUpdate", required=False)
+        row["start_timestamp_ms"] = integer(doc, "startTimestamp", "startTimestamp", required=False)
+        row["broker_version"] = text(doc, "brokerVersionString", "brokerVersionString", required=False)
+        row["load_manager"] = text(doc, "loadManagerClassName", "loadManagerClassName", required=False)
+        bundles = doc.get("bundles", [])
+        if not isinstance(bundles, list) or not all(isinstance(b, str) for b in bundles):
+            raise RowProblem("bundles", "expected an array of bundle names")
+        row["bundles"] = bundles
+        broker_rows = [row]
+    except RowProblem as exc:
+        broker_rows, problems = [], [exc.problem]
+    stats = doc.get("lastStats", {})
+    if not isinstance(stats, dict):
+        return broker_rows, problems + [Problem("lastStats", f"expected an object, got {_kind(stats)}")], [], []
+
+    def bundle_row(name: str, s) -> Row:
+        field = f"lastStats[{name}]"
+        s = _obj(s, field, row_level=True)
+        namespace, rng = _bundle_full_name(name, field)
+        return {
+            "broker": broker, "bundle": name, "namespace": namespace, "bundle_range": rng,
+            "msg_rate_in": num(s, "msgRateIn", field + ".msgRateIn"),
+            "msg_rate_out": num(s, "msgRateOut", field + ".msgRateOut"),
+            "msg_throughput_in": num(s, "msgThroughputIn", field + ".msgThroughputIn"),
+            "msg_throughput_out": num(s, "msgThroughputOut", field + ".msgThroughputOut"),
+            "consumer_count": integer(s, "consumerCount", field + ".consumerCount", required=False) or 0,
+            "producer_count": integer(s, "producerCount", field + ".producerCount", required=False) or 0,
+            "topics": integer(s, "topics", field + ".topics", required=False) or 0,
+            "cache_size": integer(s, "cacheSize", field + ".cacheSize", required=False) or 0,
+        }
+
+    stat_rows, stat_problems = _rows(stats.items(), bundle_row)
+    return broker_rows, problems, stat_rows, stat_problems
+
+
+def _time_average(obj, field: str) -> dict:
+    obj = _obj(obj, field, row_level=True)
+    return {
+        "num_samples": integer(obj, "numSamples", field + ".numSamples"),
+        "max_samples": integer(obj, "maxSamples", field + ".maxSamples"),
+        "msg_rate_in": num(obj, "msgRateIn", field + ".msgRateIn"),
+        "msg_rate_out": num(obj, "msgRateOut", field + ".msgRateOut"),
+        "msg_throughput_in": num(obj, "msgThroughputIn", field + ".msgThroughputIn"),
+        "msg_throughput_out": num(obj, "msgThroughputOut", field + ".msgThroughputOut"),
+    }
+
+
+def parse_bundle_data(doc, bundle: str) -> tuple[list[Row], list[Problem]]:
+    """``lb/bundle-data/<tenant>/<ns>/<range>.json`` (``BundleData``)."""
+    doc = _obj(doc, "(root)")
+    try:
+        namespace, rng = _bundle_full_name(bundle, "(path)")
+        short, long_ = _time_average(doc.get("shortTermData"), "shortTermData"), _time_average(doc.get("longTermData"), "longTermData")
+        row = {"bundle": bundle, "namespace": namespace, "bundle_range": rng,
+               "topics": integer(doc, "topics", "topics", required=False)}
+        row.update({f"short_{k}": v for k, v in short.items()})
+        row.update({f"long_{k}": v for k, v in long_.items()})
+        return [row], []
+    except RowProblem as exc:
+        return [], [exc.problem]

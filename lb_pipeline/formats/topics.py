@@ -1,0 +1,96 @@
+"""``topics/<broker>.json`` (``broker-stats topics``) and ``ownership/<broker>.json`` to rows."""
+
+from __future__ import annotations
+
+from lb_pipeline.formats.values import (
+    Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, boolean, integer, num, topic_namespace,
+)
+from lb_pipeline.model import names
+from lb_pipeline.model.bundles import parse_range
+
+
+def parse_topic_stats(doc, broker: str) -> tuple[list[Row], list[Problem]]:
+    """``topics/<broker>.json`` (``broker-stats topics``): namespace → range → domain → topic → stats."""
+    doc = _obj(doc, "(root)")
+    rows, problems = [], []
+    for namespace, bundles in doc.items():
+        if problem := names.namespace_problem(namespace):
+            problems.append(Problem(namespace, problem))
+            continue
+        if not isinstance(bundles, dict):
+            problems.append(Problem(namespace, f"expected an object of bundle ranges, got {_kind(bundles)}"))
+            continue
+        for rng, domains in bundles.items():
+            try:
+                parse_range(rng)
+            except ValueError as exc:
+                problems.append(Problem(f"{namespace}.{rng}", str(exc)))
+                continue
+            if not isinstance(domains, dict):
+                problems.append(Problem(f"{namespace}.{rng}", f"expected an object with 'persistent', got {_kind(domains)}"))
+                continue
+            for domain, topics in domains.items():
+                if domain not in ("persistent", "non-persistent"):
+                    problems.append(Problem(f"{namespace}.{rng}.{domain}", "expected 'persistent' or 'non-persistent'"))
+                    continue
+                if not isinstance(topics, dict):
+                    problems.append(Problem(f"{namespace}.{rng}.{domain}", f"expected an object of topics, got {_kind(topics)}"))
+                    continue
+                for topic, s in topics.items():
+                    field = f"{namespace}.{rng}.{domain}[{topic}]"
+                    try:
+                        rows.append(_topic_row(broker, namespace, rng, domain, topic, s, field))
+                    except RowProblem as exc:
+                        problems.append(exc.problem)
+    return rows, problems
+
+
+def _topic_row(broker, namespace, rng, domain, topic, s, field) -> Row:
+    s = _obj(s, field, row_level=True)
+    if not topic.startswith(f"{domain}://{namespace}/"):
+        raise RowProblem(field, f"expected a topic name starting with {domain}://{namespace}/")
+    if topic_namespace(topic) != namespace:  # e.g. persistent://t/ns/a/b, which Pulsar reads as namespace t/ns/a
+        raise RowProblem(field, f"expected a topic of namespace {namespace}; Pulsar reads {topic!r} as one of "
+                                f"{topic_namespace(topic)!r}")
+    subs = s.get("subscriptions") or {}
+    if not isinstance(subs, dict):
+        raise RowProblem(field + ".subscriptions", f"expected an object, got {_kind(subs)}")
+    consumers = 0
+    for name, sub in subs.items():
+        sub = _obj(sub, f"{field}.subscriptions[{name}]", row_level=True)
+        cons = sub.get("consumers") or []
+        if not isinstance(cons, list):
+            raise RowProblem(f"{field}.subscriptions[{name}].consumers", f"expected an array, got {_kind(cons)}")
+        consumers += len(cons)
+    return {
+        "broker": broker, "namespace": namespace, "bundle_range": rng, "bundle": f"{namespace}/{rng}",
+        "topic": topic, "domain": domain,
+        "msg_rate_in": num(s, "msgRateIn", field + ".msgRateIn"),
+        "msg_rate_out": num(s, "msgRateOut", field + ".msgRateOut"),
+        "msg_throughput_in": num(s, "msgThroughputIn", field + ".msgThroughputIn"),
+        "msg_throughput_out": num(s, "msgThroughputOut", field + ".msgThroughputOut"),
+        "producer_count": integer(s, "producerCount", field + ".producerCount", required=False) or 0,
+        "consumer_count": consumers,
+        "subscription_count": len(subs),
+        "average_msg_size": num(s, "averageMsgSize", field + ".averageMsgSize", required=False),
+        "storage_size": integer(s, "storageSize", field + ".storageSize", required=False),
+        "backlog_size": integer(s, "backlogSize", field + ".backlogSize", required=False, nonneg=False),
+        "msg_in_count": integer(s, "msgInCount", field + ".msgInCount", required=False),
+        "bytes_in_count": integer(s, "bytesInCount", field + ".bytesInCount", required=False),
+    }
+
+
+def parse_ownership(doc, broker: str) -> tuple[list[Row], list[Problem]]:
+    """``ownership/<broker>.json`` (``brokers namespaces``): bundle full name → assignment flags."""
+    doc = _obj(doc, "(root)")
+
+    def make(name, v) -> Row:
+        v = _obj(v, name, row_level=True)
+        namespace, rng = _bundle_full_name(name, name)
+        assignment = v.get("broker_assignment")
+        if assignment is not None and not isinstance(assignment, str):
+            raise RowProblem(f"{name}.broker_assignment", f"expected a string, got {_kind(assignment)}")
+        return {"broker": broker, "bundle": name, "namespace": namespace, "bundle_range": rng,
+                "assignment": assignment, "is_active": boolean(v, "is_active", f"{name}.is_active", True)}
+
+    return _rows(doc.items(), make)

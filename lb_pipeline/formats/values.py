@@ -1,0 +1,229 @@
+"""JSON values of a snapshot file, read defensively: the shared base of every parser in ``formats``.
+
+Pure Python, no Spark. ``load_json`` turns any content into a document or a :class:`FileProblem`; the value
+readers (``num``, ``integer``, ``boolean``, ``text``) raise :class:`RowProblem` naming the field and what was
+expected. A problem with ``whole_file=True`` means nothing of the file could be used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lb_pipeline.model import names
+from lb_pipeline.model.bundles import parse_range
+
+Row = dict
+
+
+@dataclass(frozen=True)
+class Problem:
+    field: str
+    reason: str
+    whole_file: bool = False
+
+
+class FileProblem(Exception):
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.problem = Problem(field, reason, whole_file=True)
+
+
+class RowProblem(Exception):
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.problem = Problem(field, reason)
+
+
+DEFAULT_MAX_DEPTH = 64  # Pulsar's documents nest about 10 deep
+DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # the largest topics file of preset L is about 60 MB
+_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def load_json(content: bytes, max_depth: int | None = None) -> object:
+    """One JSON document, or a :class:`FileProblem` naming why not; no content can make it raise anything else
+    (invalid UTF-8, deep nesting, duplicate keys, non-finite numbers, numbers out of range, memory)."""
+    max_depth = max_json_depth() if max_depth is None else max_depth
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileProblem("(file)", f"expected UTF-8 text, got invalid byte at offset {exc.start}") from None
+    if not text.strip():
+        raise FileProblem("(file)", "expected a JSON document, got an empty file")
+    depth = nesting_depth(content, max_depth)
+    if depth > max_depth:
+        raise FileProblem("(file)", f"expected JSON nested at most {max_depth} levels deep (LB_MAX_JSON_DEPTH), "
+                                    f"got {depth}")
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise FileProblem("(file)", f"expected valid JSON, got {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except FileProblem:
+        raise
+    except RecursionError:
+        raise FileProblem("(file)", "expected JSON the parser can nest, got deeper nesting") from None
+    except (MemoryError, ValueError, OverflowError) as exc:  # e.g. an integer literal of 5000 digits
+        raise FileProblem("(file)", f"expected parseable JSON, got {type(exc).__name__}: {str(exc)[:120]}") from None
+
+
+def max_file_bytes() -> int:
+    """Files larger than this are refused by name, never read (``LB_MAX_FILE_BYTES``)."""
+    return int(os.environ.get("LB_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES))
+
+
+def max_json_depth() -> int:
+    return int(os.environ.get("LB_MAX_JSON_DEPTH", DEFAULT_MAX_DEPTH))
+
+
+def nesting_depth(content: bytes, limit: int) -> int:
+    """Deepest ``[``/``{`` nesting, exact whenever it matters: a count at most ``limit`` may include brackets
+    inside strings (an upper bound); above it, strings are stripped and the depth measured exactly."""
+    brackets = content.translate(None, _BRACKETS)
+    if len(brackets) <= limit:
+        return len(brackets)
+    depth = _max_running(brackets)
+    if depth > limit:  # rare: measure exactly, without the brackets that strings hold
+        depth = _max_running(_STRINGS.sub(b'""', content).translate(None, _BRACKETS))
+    return depth
+
+
+def _max_running(brackets: bytes) -> int:
+    import numpy as np
+
+    if not brackets:
+        return 0
+    step = np.zeros(256, dtype=np.int32)
+    step[ord("[")] = step[ord("{")] = 1
+    step[ord("]")] = step[ord("}")] = -1
+    return int(np.cumsum(step[np.frombuffer(brackets, dtype=np.uint8)]).max())
+
+
+def _unique_keys(pairs: list) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise FileProblem(str(dup), "expected each key once in an object, got it twice (ambiguous: Pulsar never writes that)")
+    return d
+
+
+def _reject_constant(name: str):
+    raise FileProblem("(file)", f"expected finite numbers, got the non-JSON literal {name}")
+
+
+def _obj(value, field: str, row_level: bool = False) -> dict:
+    if not isinstance(value, dict):
+        exc = RowProblem if row_level else FileProblem
+        raise exc(field, f"expected a JSON object, got {_kind(value)}")
+    return value
+
+
+def _kind(value) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), type(value).__name__) if value is not None else "null"
+
+
+def num(obj: dict, key: str, field: str, *, required: bool = True, nonneg: bool = True, default=None) -> float | None:
+    """A finite number (Jackson writes doubles ≥ 1e7 as ``1.0E7``; json reads them as floats)."""
+    if key not in obj or obj[key] is None:
+        if required:
+            raise RowProblem(field, "expected a number, but the field is missing")
+        return default
+    v = obj[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise RowProblem(field, f"expected a number, got {_kind(v)} {str(v)[:40]!r}")
+    v = float(v)
+    if not math.isfinite(v):
+        raise RowProblem(field, f"expected a finite number, got {v}")
+    if nonneg and v < 0:
+        raise RowProblem(field, f"expected a number >= 0, got {v}")
+    return v
+
+
+def integer(obj: dict, key: str, field: str, *, required: bool = True, nonneg: bool = True) -> int | None:
+    """An integer that fits Java's ``long`` (and the lake's 64-bit columns)."""
+    raw = obj.get(key)
+    if isinstance(raw, int) and not isinstance(raw, bool):  # exact: a float cannot hold Long.MAX_VALUE
+        if not -(2**63) <= raw < 2**63:
+            raise RowProblem(field, f"expected an integer within 64 bits, got {str(raw)[:30]}…")
+        if nonneg and raw < 0:
+            raise RowProblem(field, f"expected a number >= 0, got {raw}")
+        return raw
+    v = num(obj, key, field, required=required, nonneg=nonneg)  # 1.0E7 (Jackson) reads as a float
+    if v is None:
+        return None
+    if v != int(v) or not -(2**63) <= v < 2**63:
+        raise RowProblem(field, f"expected an integer within 64 bits, got {v}")
+    return int(v)
+
+
+def boolean(obj: dict, key: str, field: str, default: bool) -> bool:
+    """A JSON boolean; "true"/"false" strings read as Jackson coerces them; anything else is a problem."""
+    v = obj.get(key, default)
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+        return v.strip().lower() == "true"
+    raise RowProblem(field, f"expected true or false, got {_kind(v)} {str(v)[:20]!r}")
+
+
+def text(obj: dict, key: str, field: str, *, required: bool = True) -> str | None:
+    v = obj.get(key)
+    if v is None:
+        if required:
+            raise RowProblem(field, "expected a string, but the field is missing")
+        return None
+    if not isinstance(v, str):
+        raise RowProblem(field, f"expected a string, got {_kind(v)}")
+    return v
+
+
+def _bundle_full_name(name: str, field: str) -> tuple[str, str]:
+    namespace, _, rng = name.rpartition("/")
+    if not namespace or namespace.count("/") < 1:
+        raise RowProblem(field, f"expected a bundle name tenant/namespace/0x…_0x…, got {name!r}")
+    if problem := names.namespace_problem(namespace):
+        raise RowProblem(field, problem)
+    try:
+        parse_range(rng)
+    except ValueError as exc:
+        raise RowProblem(field, str(exc)) from None
+    return namespace, rng
+
+
+def topic_namespace(topic: str) -> str | None:
+    """The namespace Pulsar's ``TopicName`` reads from a full topic name: ``domain://tenant/ns/local`` (v2) or
+    ``domain://tenant/cluster/ns/local`` (v1, four parts; the local name may then hold ``/``)."""
+    domain, sep, rest = topic.partition("://")
+    if not sep or domain not in ("persistent", "non-persistent"):
+        return None
+    parts = rest.split("/", 3)
+    if len(parts) < 3 or not parts[-1]:
+        return None
+    return "/".join(parts[:2] if len(parts) == 3 else parts[:3])
+
+
+def _rows(items, make: Callable[[str, object], Row]) -> tuple[list[Row], list[Problem]]:
+    rows, problems = [], []
+    for key, value in items:
+        try:
+            rows.append(make(key, value))
+        except RowProblem as exc:
+            problems.append(exc.problem)
+    return rows, problems
+
+
+def _snake(name: str) -> str:
+    out = []
+    for ch in name:
+        if ch.isupper():
+            out.append("_" + ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out)

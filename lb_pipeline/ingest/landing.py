@@ -1,0 +1,152 @@
+"""The landing folder is a boundary: which files of one day ingest may read, and which it refuses by name.
+
+A local landing folder is walked in Python without following links (``lstat``): only regular files inside it are
+ever opened. Refused, by name only (nothing read): symbolic links (dangling or not), devices, FIFOs and
+sockets; directory names that are not a snapshot time; file names the snapshot format never writes (only ASCII
+letters, digits and ``. _ - =``: a ``:`` or ``%`` would also confuse Hadoop paths); files larger than
+``max_bytes`` (``LB_MAX_FILE_BYTES``). Empty files and empty snapshot directories are listed too, because Spark's
+scans skip them silently. Ingest then reads exactly the listed files.
+
+A landing folder on another file system (``s3a://…``) has no links: it is listed through Hadoop's FileSystem
+(metadata only), with the same size, name and emptiness rules.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+
+from lb_pipeline.formats.values import max_file_bytes
+from lb_pipeline.snapshots.layout import TS_FORMAT, snapshot_day
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._=-]+")
+# parts of the snapshot format no bronze table reads (kept in the landing folder, not quarantined)
+NOT_INGESTED = ("brokers.json", "lb/broker-time-average/*.json", "lb/broker-load-data/*.json", "lb/top-bundles/*.json")
+
+
+@dataclass
+class DayListing:
+    files: dict[str, list[str]] = field(default_factory=dict)  # bronze table → file URIs to read
+    refused: list[tuple[str, str, str]] = field(default_factory=list)  # (path, field, reason): not read
+    empty_dirs: list[str] = field(default_factory=list)
+    empty_files: list[str] = field(default_factory=list)
+
+
+def tables_of(relative: str, globs: dict[str, tuple[str, ...]]) -> list[str]:
+    """Every bronze table that reads this file (``lb/brokers/*.json`` feeds two)."""
+    return [t for t, gs in globs.items() if any(fnmatch.fnmatchcase(relative, g) for g in gs)]
+
+
+def local_path(landing: str) -> str | None:
+    """The local folder behind ``/x``, ``file:/x`` or ``file:///x``; None for other schemes (``s3a://…``)."""
+    if landing.startswith("file:"):
+        return re.sub(r"^file:(//)?", "", landing)
+    return None if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", landing) else landing
+
+
+def list_day(spark, landing: str, day: str, globs: dict[str, tuple[str, ...]], hadoop: bool | None = None,
+             limit: int | None = None) -> DayListing:
+    """The files of ``day``'s snapshot directories, by bronze table, and everything refused, as ``file:`` URIs
+    (local) or the file system's own URIs."""
+    limit = max_file_bytes() if limit is None else limit
+    local = local_path(landing)
+    if local is not None and not hadoop:
+        return _list_local(os.path.abspath(local), day, globs, limit)
+    return _list_hadoop(spark, landing, day, globs, limit)
+
+
+def _classify(out: DayListing, uri: str, relative: str, size: int, globs, limit: int) -> None:
+    parts = relative.split("/")
+    if not all(_SAFE_NAME.fullmatch(p) for p in parts):
+        out.refused.append((uri, "(path)", "expected a file name of the snapshot format (letters, digits and . _ - ="
+                                           " only), got " + repr(relative)))
+    elif size == 0:
+        out.empty_files.append(uri)
+    elif size > limit:
+        out.refused.append((uri, "(file)", f"expected at most {limit} bytes (LB_MAX_FILE_BYTES), got {size}: not read"))
+    else:
+        tables = tables_of(relative, globs)
+        for table in tables:
+            out.files.setdefault(table, []).append(uri)
+        if not tables and not any(fnmatch.fnmatchcase(relative, g) for g in NOT_INGESTED):
+            out.refused.append((uri, "(path)", "expected a file of the snapshot format (docs/snapshot-format.md), "
+                                               f"got {relative!r}: not read"))
+
+
+def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
+    out = DayListing()
+    if not os.path.isdir(root):
+        return out
+    for cluster in sorted(os.scandir(root), key=lambda e: e.name):
+        if cluster.name.startswith(".") or not cluster.is_dir(follow_symlinks=False):
+            if cluster.is_symlink():
+                out.refused.append((f"file:{cluster.path}", "(path)", "refused: a symbolic link (never followed)"))
+            continue
+        for snap in sorted(os.scandir(cluster.path), key=lambda e: e.name):
+            if snap.name.startswith(".") or not snap.name.startswith(f"{day}T"):
+                continue
+            uri = f"file:{snap.path}"
+            if snap.is_symlink() or not snap.is_dir(follow_symlinks=False):
+                why = "a symbolic link (never followed)" if snap.is_symlink() else "not a directory"
+                out.refused.append((uri, "(path)", f"refused: {why}"))
+            elif snapshot_day(snap.name) != day:
+                out.refused.append((uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {snap.name!r}"))
+            else:
+                list_snapshot(out, snap.path, globs, limit)
+    return out
+
+
+def list_snapshot(out: DayListing, directory: str, globs, limit: int) -> DayListing:
+    """Adds one local snapshot directory's files (by the same rules) to ``out``."""
+    if not _walk(out, directory, directory, globs, limit):
+        out.empty_dirs.append(f"file:{directory}")
+    return out
+
+
+def _walk(out: DayListing, top: str, folder: str, globs, limit: int) -> bool:
+    """Lists ``folder`` (inside snapshot ``top``) without following links; whether it held any file."""
+    seen = False
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        uri, relative = f"file:{entry.path}", os.path.relpath(entry.path, top)
+        info = entry.stat(follow_symlinks=False)
+        if stat.S_ISLNK(info.st_mode):
+            out.refused.append((uri, "(path)", "refused: a symbolic link (never followed, not read)"))
+            seen = True
+        elif stat.S_ISDIR(info.st_mode):
+            seen = _walk(out, top, entry.path, globs, limit) or seen
+        elif stat.S_ISREG(info.st_mode):
+            _classify(out, uri, relative, info.st_size, globs, limit)
+            seen = True
+        else:
+            out.refused.append((uri, "(path)", "refused: not a regular file (device, FIFO or socket; not read)"))
+            seen = True
+    return seen
+
+
+def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing:
+    out = DayListing()
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    pattern = jvm.org.apache.hadoop.fs.Path(f"{landing.rstrip('/')}/*/{day}T*")
+    fs = pattern.getFileSystem(conf)
+    for st in fs.globStatus(pattern) or []:
+        uri = st.getPath().toString()
+        name = uri.rstrip("/").rsplit("/", 1)[-1]
+        if not st.isDirectory():
+            continue
+        if snapshot_day(name) != day:
+            out.refused.append((uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {name!r}"))
+            continue
+        files = fs.listFiles(st.getPath(), True)
+        seen = False
+        while files.hasNext():
+            f = files.next()
+            seen = True
+            path = f.getPath().toString()
+            _classify(out, path, path[len(uri.rstrip("/")) + 1:], f.getLen(), globs, limit)
+        if not seen:
+            out.empty_dirs.append(uri)
+    return out

@@ -1,0 +1,167 @@
+"""A bronze table's critical row-level expectations applied at ingest: rows that would fail them go to the
+quarantine (file, column, reason) instead of failing the table's blocking check.
+
+One hostile value (``cpu.usage = -500``, ``1.0E308``, ``formatVersion: 99``) or one topic reported by two brokers
+used to fail a blocking bronze check and skip silver, gold and the report of the whole day, every cluster's
+clean rows included. The suites stay the single source of the rules: ``expect_column_values_to_not_be_null``,
+``…_to_be_between``, ``…_to_be_in_set`` and ``expect_compound_columns_to_be_unique`` (every row of a repeated key
+goes: which one is right cannot be told) with severity critical, evaluated on the table's validation view
+(``views.SUITES``), exactly as GX will. Column sets and types remain the checks' job: only a bug breaks those.
+
+``check_rows`` evaluates the same rules on parsed rows in plain Python, for ``validate-snapshot`` (no Spark):
+the few view columns the rules read are derived again in ``_DERIVED``; a test holds the two to the same answers.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from lb_pipeline.quality.runner import load_suite
+
+UNIQUE = "expect_compound_columns_to_be_unique"
+ROW_RULES = ("expect_column_values_to_not_be_null", "expect_column_values_to_be_between",
+             "expect_column_values_to_be_in_set", UNIQUE)
+_SNAPSHOT_KEY = ("cluster", "snapshot_ts", "snapshot_date")
+
+
+@lru_cache(maxsize=None)
+def rules(table: str) -> tuple[dict, ...]:
+    """The critical row rules of ``expectations/bronze.<table>.json``."""
+    try:
+        suite = load_suite(f"bronze.{table}")
+    except FileNotFoundError:
+        return ()
+    return tuple(e for e in suite["expectations"] if e["type"] in ROW_RULES and e.get("severity") == "critical")
+
+
+def columns(expectation: dict) -> list[str]:
+    kw = expectation["kwargs"]
+    return list(kw["column_list"]) if expectation["type"] == UNIQUE else [kw["column"]]
+
+
+def field_of(expectation: dict) -> str:
+    """The quarantine's field: the column, or a key's own columns (not the snapshot's)."""
+    return ",".join(c for c in columns(expectation) if c not in _SNAPSHOT_KEY) or "(row)"
+
+
+def describe(expectation: dict) -> str:
+    kw = expectation["kwargs"]
+    if expectation["type"] == UNIQUE:
+        return f"expected one row per ({', '.join(kw['column_list'])})"
+    if expectation["type"].endswith("not_be_null"):
+        return "expected a value"
+    if expectation["type"].endswith("between"):
+        return f"expected a value between {kw.get('min_value')} and {kw.get('max_value')}"
+    return f"expected one of {kw['value_set']}"
+
+
+def _reason(table: str, expectation: dict, value) -> str:
+    return f"{describe(expectation)}, got {value} (expectations/bronze.{table}.json)"
+
+
+# The view columns of views.SUITES the row rules read, for one row in Python.
+def _positions(r):
+    return [int(b, 16) for b in r["boundaries"] or []]
+
+
+_DERIVED = {
+    "in_partition_day": lambda r: r["snapshot_ts"].strftime("%Y-%m-%d") == r["snapshot_date"],
+    "cpu_limit_mod_100": lambda r: None if r["cpu_limit"] is None else math.fmod(r["cpu_limit"], 100),
+    "live_broker_count": lambda r: len(r["brokers"] or []),
+    "boundaries_cover_ring": lambda r: bool(r["boundaries"]) and _positions(r)[0] == 0 and _positions(r)[-1] == 0xFFFFFFFF,
+    "boundaries_increasing": lambda r: all(b > a for a, b in zip(_positions(r), _positions(r)[1:])),
+    "bundle_count_matches": lambda r: len(r["boundaries"] or []) == (r["num_bundles"] or 0) + 1,
+}
+
+
+def check_rows(table: str, rows: list[dict]) -> tuple[list[dict], list[tuple[dict, str, str]]]:
+    """(rows that pass, (row, field, reason) for those that do not), as ``split`` decides on the same rows."""
+    checked = [e for e in rules(table) if all(c in rows[0] or c in _DERIVED for c in columns(e))] if rows else []
+    counts = {}
+    for e in checked:
+        if e["type"] == UNIQUE:
+            keys = [tuple(_value(r, c) for c in columns(e)) for r in rows]
+            counts[id(e)] = {k: keys.count(k) for k in set(keys)}
+    kept, rejected = [], []
+    for r in rows:
+        broken = next((b for e in checked if (b := _broken(table, e, r, counts.get(id(e))))), None)
+        if broken:
+            rejected.append((r, *broken))
+        else:
+            kept.append(r)
+    return kept, rejected
+
+
+def _value(row: dict, column: str):
+    return row[column] if column in row else _DERIVED[column](row)
+
+
+def _broken(table: str, e: dict, row: dict, counts) -> tuple[str, str] | None:
+    if e["type"] == UNIQUE:
+        n = counts[tuple(_value(row, c) for c in columns(e))]
+        return (field_of(e), f"{describe(e)}, got {n} (expectations/bronze.{table}.json)") if n > 1 else None
+    kw, value = e["kwargs"], _value(row, e["kwargs"]["column"])
+    if e["type"].endswith("not_be_null"):
+        bad = value is None
+    elif value is None:  # GX lets nulls pass between and in_set
+        bad = False
+    elif e["type"].endswith("between"):
+        low, high = kw.get("min_value"), kw.get("max_value")
+        bad = math.isnan(value) or (low is not None and value < low) or (high is not None and value > high)
+    else:
+        bad = value not in kw["value_set"]
+    return (field_of(e), _reason(table, e, value)) if bad else None
+
+
+def split(table: str, rows):
+    """(rows that pass, quarantine rows for those that do not) of bronze ``table``; the quarantine rows carry the
+    first failing column, the rule, the value, and the row as JSON."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.window import Window
+
+    from lb_pipeline.quality import views
+
+    suite = f"bronze.{table}"
+    empty = rows.sparkSession.createDataFrame([], _QUARANTINE)
+    if suite not in views.SUITES:
+        return rows, empty
+    viewed = views.SUITES[suite][1](lambda layer, name: rows)
+    checked = [e for e in rules(table) if all(c in viewed.columns for c in columns(e))]
+    if not checked:
+        return rows, empty
+
+    def violates(e):
+        kind, kw = e["type"], e["kwargs"]
+        if kind == UNIQUE:
+            return F.count(F.lit(1)).over(Window.partitionBy(*kw["column_list"])) > 1
+        col = F.col(kw["column"])
+        if kind.endswith("not_be_null"):
+            return col.isNull()
+        if kind.endswith("between"):
+            low, high = kw.get("min_value"), kw.get("max_value")
+            bad = F.isnan(col.cast("double"))
+            bad = bad | (col < F.lit(low)) if low is not None else bad
+            bad = bad | (col > F.lit(high)) if high is not None else bad
+            return col.isNotNull() & bad
+        return col.isNotNull() & ~col.isin(list(kw["value_set"]))
+
+    def got(e):
+        if e["type"] == UNIQUE:
+            return F.count(F.lit(1)).over(Window.partitionBy(*e["kwargs"]["column_list"])).cast("string")
+        return F.coalesce(F.col(e["kwargs"]["column"]).cast("string"), F.lit("None"))
+
+    field = F.coalesce(*[F.when(violates(e), F.lit(field_of(e))) for e in checked])
+    reason = F.coalesce(*[F.when(violates(e), F.concat(F.lit(f"{describe(e)}, got "), got(e),
+                                                       F.lit(f" (expectations/{suite}.json)"))) for e in checked])
+    marked = viewed.withColumn("_rule_field", field).withColumn("_rule_reason", reason)
+    keep = marked.where(F.col("_rule_field").isNull()).select(*rows.columns)
+    rejected = marked.where(F.col("_rule_field").isNotNull()).select(
+        "cluster", "snapshot_ts", "snapshot_date", "source_file", F.lit(table).alias("bronze_table"),
+        F.col("_rule_field").alias("field"), F.col("_rule_reason").alias("reason"),
+        F.to_json(F.struct(*rows.columns)).alias("raw"), F.lit(False).alias("raw_truncated"))
+    return keep, rejected
+
+
+_QUARANTINE = ("cluster string, snapshot_ts timestamp, snapshot_date string, source_file string, bronze_table string, "
+               "field string, reason string, raw string, raw_truncated boolean")

@@ -1,0 +1,135 @@
+"""No content can make a parser raise anything but a problem naming the field: one test per class of failure."""
+
+import json
+
+import pytest
+
+from lb_pipeline.formats import brokers, cluster, topics
+from lb_pipeline.formats.values import FileProblem, RowProblem, boolean, integer, load_json, num, topic_namespace
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"\xff\xfe{}", "UTF-8"),
+    (b"   \n", "empty"),
+    (b'{"a": 1', "valid JSON"),
+    (b"\xef\xbb\xbf{}", "valid JSON"),  # a UTF-8 byte-order mark: Pulsar never writes one
+    (b"[" * 100_000 + b"]" * 100_000, "nested at most 64"),
+    (b'{"a":' * 5_000 + b"1" + b"}" * 5_000, "nested at most 64"),
+    (b'{"a": NaN}', "non-JSON literal NaN"),
+    (b'{"a": -Infinity}', "non-JSON literal -Infinity"),
+    (b'{"a": 1, "a": 2}', "each key once"),
+    (b'{"a": ' + b"9" * 5_000 + b"}", "parseable JSON"),  # Python refuses int literals over 4,300 digits
+])
+def test_bad_content_is_a_file_problem_never_another_exception(content, why):
+    with pytest.raises(FileProblem) as caught:
+        load_json(content)
+    assert why in caught.value.problem.reason and caught.value.problem.whole_file
+
+
+def test_the_recursion_limit_is_a_file_problem_when_the_depth_limit_is_lifted():
+    with pytest.raises(FileProblem, match="deeper nesting"):
+        load_json(b"[" * 100_000 + b"]" * 100_000, max_depth=10**9)
+
+
+def test_the_depth_limit_follows_the_environment_and_ignores_brackets_in_strings(monkeypatch):
+    doc = b'{"a": {"b": {"c": "[[[[[[[[[[{{{{{{{"}}}'
+    assert load_json(doc, max_depth=3) == {"a": {"b": {"c": "[[[[[[[[[[{{{{{{{"}}}
+    monkeypatch.setenv("LB_MAX_JSON_DEPTH", "2")
+    with pytest.raises(FileProblem, match="at most 2 levels"):
+        load_json(doc)
+
+
+@pytest.mark.parametrize("value, why", [
+    ("fast", "a string"), (True, "a boolean"), ({"x": 1}, "an object"), (float("inf"), "finite"), (-1.0, ">= 0"),
+])
+def test_a_bad_number_names_its_field(value, why):
+    with pytest.raises(RowProblem) as caught:
+        num({"msgRateIn": value}, "msgRateIn", "lastStats[x].msgRateIn")
+    assert caught.value.problem.field == "lastStats[x].msgRateIn" and why in caught.value.problem.reason
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 1e30, 1.5])
+def test_integers_must_fit_a_java_long(value):
+    with pytest.raises(RowProblem, match="within 64 bits"):
+        integer({"n": value}, "n", "n")
+    assert integer({"n": 2**63 - 1}, "n", "n") == 2**63 - 1 and integer({"n": 1.0e7}, "n", "n") == 10**7
+
+
+def test_booleans_read_as_jackson_coerces_them():
+    assert boolean({"b": "false"}, "b", "b", True) is False and boolean({"b": " TRUE "}, "b", "b", False) is True
+    assert boolean({}, "b", "b", True) is True
+    for bad in ("maybe", 0, [True]):
+        with pytest.raises(RowProblem, match="true or false"):
+            boolean({"b": bad}, "b", "b", True)
+
+
+def test_topic_names_follow_pulsars_topic_name_rule():
+    assert topic_namespace("persistent://acme/orders/t-1") == "acme/orders"
+    assert topic_namespace("persistent://acme/us-west/orders/a/b") == "acme/us-west/orders"  # v1: local name with /
+    assert topic_namespace("non-persistent://a/b/c") == "a/b"
+    for bad in ("persistent://acme", "persistent://acme/orders/", "kafka://a/b/c", "acme/orders/t"):
+        assert topic_namespace(bad) is None, bad
+
+
+def test_a_topic_reported_under_another_namespace_is_a_row_problem_and_the_others_land():
+    doc = {"acme/orders": {"0x00000000_0xffffffff": {"persistent": {
+        "persistent://acme/orders/a": {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0},
+        "persistent://evil/other/b": {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0},
+    }}}}
+    rows, problems = topics.parse_topic_stats(doc, "b:8080")
+    assert [r["topic"] for r in rows] == ["persistent://acme/orders/a"]
+    assert len(problems) == 1 and "persistent://evil/other/b" in problems[0].field
+
+
+def test_names_pulsar_forbids_are_refused():
+    doc = {"bundles": {"boundaries": ["0x00000000", "0xffffffff"], "numBundles": 1}}
+    assert cluster.parse_namespace(doc, "acme/orders")[0]
+    rows, problems = cluster.parse_namespace({**doc, "namespace": "bad name;rm -rf ~/x"}, "acme/orders")
+    assert not rows and "NamedEntity" in problems[0].reason
+    manifest = {"formatVersion": 1, "cluster": "c", "snapshotTimestampMs": 0, "brokers": ["../../etc"]}
+    rows, problems = cluster.parse_manifest(manifest)
+    assert not rows and problems[0].field == "brokers"
+    report = {"msgRateIn": 0, "msgRateOut": 0, "msgThroughputIn": 0, "msgThroughputOut": 0,
+              "lastStats": {"x/y/0xZZ_0x10": {}}}
+    broker_rows, _, stat_rows, stat_problems = brokers.parse_local_broker_data(report, "b:1")
+    assert broker_rows and not stat_rows and "0xZZ_0x10" in stat_problems[0].field
+
+
+def test_manifest_completeness_and_cluster_are_read_not_assumed():
+    base = {"formatVersion": 1, "cluster": "c", "snapshotTimestampMs": 0, "brokers": ["b:8080"]}
+    (row,), _ = cluster.parse_manifest({**base, "complete": "false"})
+    assert row["complete"] is False and row["manifest_cluster"] == "c"
+    rows, problems = cluster.parse_manifest({**base, "complete": "maybe"})
+    assert not rows and problems[0].field == "complete"
+
+
+def test_every_parser_turns_random_junk_into_problems_only():
+    """Fuzz: any JSON value anywhere in any parser gives rows and problems, never an exception."""
+    import random
+
+    rng = random.Random(7)
+    junk = [None, True, 0, -1, 1e308, "x", "", [], [1, "a"], {}, {"a": {"b": []}}, 2**70]
+    parsers = [lambda d: brokers.parse_local_broker_data(d, "b:1"), lambda d: brokers.parse_bundle_data(d, "a/b/0x00000000_0xffffffff"),
+               lambda d: topics.parse_topic_stats(d, "b:1"), lambda d: topics.parse_ownership(d, "b:1"),
+               lambda d: cluster.parse_manifest(d), lambda d: cluster.parse_namespace(d, "a/b"),
+               lambda d: cluster.parse_config(d, "dynamic"), lambda d: cluster.parse_failure_domains(d),
+               lambda d: cluster.parse_isolation_policies(d)]
+    sample = {"msgRateIn": 1.0, "lastStats": {"a/b/0x00000000_0xffffffff": {"msgRateIn": 1.0}},
+              "a/b": {"0x00000000_0xffffffff": {"persistent": {"persistent://a/b/t": {"subscriptions": {"s": {}}}}}},
+              "zone": {"brokers": ["b:1"]}, "bundles": {"boundaries": ["0x00000000", "0xffffffff"]}}
+
+    def mutate(value, depth=0):
+        if isinstance(value, dict) and depth < 4:
+            return {k: (rng.choice(junk) if rng.random() < 0.3 else mutate(v, depth + 1)) for k, v in value.items()}
+        return rng.choice(junk) if rng.random() < 0.3 else value
+
+    for _ in range(400):
+        doc = mutate(sample) if rng.random() < 0.8 else rng.choice(junk)
+        for parse in parsers:
+            try:
+                rows, problems, *_ = parse(doc)
+            except (FileProblem, RowProblem):
+                continue
+            assert all(isinstance(p.reason, str) and p.reason for p in problems)
+            json.dumps(rows, default=str)
+

@@ -1,0 +1,94 @@
+"""The landing folder is a boundary: ingest lists what it may read without following links or opening anything,
+and refuses by name what the snapshot format never writes."""
+
+import json
+import os
+
+import pytest
+
+from lb_pipeline.ingest.landing import list_day
+from lb_pipeline.ingest.tables import TABLES
+
+DAY = "2026-01-15"
+GLOBS = {t.name: t.globs for t in TABLES.values()}
+
+
+@pytest.fixture
+def snapshot(tmp_path):
+    snap = tmp_path / "landing" / "c1" / f"{DAY}T08-00-00Z"
+    for rel in ("manifest.json", "lb/brokers/b_8080.json", "topics/b_8080.json", "brokers.json",
+                "lb/broker-time-average/b_8080.json", "namespaces/t/n.json"):
+        (snap / rel).parent.mkdir(parents=True, exist_ok=True)
+        (snap / rel).write_text(json.dumps({"x": 1}))
+    return snap
+
+
+def _listed(snapshot, **kw):
+    listing = list_day(None, str(snapshot.parents[1]), DAY, GLOBS, **kw)
+    files = {t: sorted(f.rsplit(snapshot.name + "/", 1)[-1] for f in fs) for t, fs in listing.files.items()}
+    refused = {u.rsplit("/", 1)[-1]: (field, why) for u, field, why in listing.refused}
+    return listing, files, refused
+
+
+def test_each_file_goes_to_every_table_that_reads_it_and_unread_parts_are_not_refused(snapshot):
+    listing, files, refused = _listed(snapshot)
+    assert files == {"snapshots": ["manifest.json"], "broker_reports": ["lb/brokers/b_8080.json"],
+                     "bundle_reports": ["lb/brokers/b_8080.json"], "topic_stats": ["topics/b_8080.json"],
+                     "namespaces": ["namespaces/t/n.json"]}
+    assert not refused and not listing.empty_dirs and not listing.empty_files
+
+
+def test_links_devices_and_foreign_names_are_refused_without_being_opened(snapshot, tmp_path):
+    outside = tmp_path / "outside.json"
+    outside.write_text("secret")
+    os.symlink(outside, snapshot / "topics/link_8080.json")
+    os.symlink(tmp_path / "nowhere", snapshot / "topics/dangling_8080.json")
+    os.symlink(tmp_path, snapshot / "namespaces/linked")
+    os.mkfifo(snapshot / "topics/fifo_8080.json")  # opening a FIFO would block ingest for ever
+    (snapshot / "topics/a b;rm.json").write_text("{}")
+    (snapshot / "topics/b:8080.json").write_text("{}")
+    (snapshot / "README.txt").write_text("hi")
+    _, files, refused = _listed(snapshot)
+    assert files["topic_stats"] == ["topics/b_8080.json"]
+    for name in ("link_8080.json", "dangling_8080.json", "linked"):
+        assert refused[name] == ("(path)", "refused: a symbolic link (never followed, not read)"), name
+    assert "not a regular file" in refused["fifo_8080.json"][1]
+    for name in ("a b;rm.json", "b:8080.json"):
+        assert refused[name][0] == "(path)" and "letters, digits" in refused[name][1]
+    assert "docs/snapshot-format.md" in refused["README.txt"][1]
+
+
+def test_a_linked_cluster_or_snapshot_directory_is_refused(snapshot, tmp_path):
+    os.symlink(snapshot, snapshot.parent / f"{DAY}T09-00-00Z")
+    os.symlink(snapshot.parent, snapshot.parents[1] / "c2")
+    _, files, refused = _listed(snapshot)
+    assert files["snapshots"] == ["manifest.json"]
+    assert refused[f"{DAY}T09-00-00Z"][0] == "(path)" and refused["c2"][0] == "(path)"
+
+
+def test_directory_names_that_are_no_time_of_the_day_are_refused(snapshot):
+    for name in (f"{DAY}T25-61-00Z", f"{DAY}T08-00-00Z-copy"):
+        (snapshot.parent / name / "cluster").mkdir(parents=True)
+        (snapshot.parent / name / "cluster/failure-domains.json").write_text("{}")
+    (snapshot.parent / "yesterday").mkdir()  # not of this day at all: not listed
+    listing, files, refused = _listed(snapshot)
+    assert {n: f for n, (f, _) in refused.items()} == {f"{DAY}T25-61-00Z": "(directory)",
+                                                       f"{DAY}T08-00-00Z-copy": "(directory)"}
+    assert "failure_domains" not in files
+
+
+def test_files_over_the_size_limit_are_refused_by_size(snapshot, monkeypatch):
+    (snapshot / "topics/big_8080.json").write_text(" " * 5000 + "{}")
+    _, files, refused = _listed(snapshot, limit=4096)
+    assert "topics/big_8080.json" not in files["topic_stats"]
+    assert refused["big_8080.json"][0] == "(file)" and "5002" in refused["big_8080.json"][1]
+    monkeypatch.setenv("LB_MAX_FILE_BYTES", "4096")
+    assert "big_8080.json" in _listed(snapshot)[2]
+
+
+def test_empty_files_and_directories_are_listed_for_the_quarantine(snapshot):
+    (snapshot / "topics/empty_8080.json").write_text("")
+    (snapshot.parent / f"{DAY}T09-30-00Z").mkdir()
+    listing, _, _ = _listed(snapshot)
+    assert [f.rsplit("/", 1)[-1] for f in listing.empty_files] == ["empty_8080.json"]
+    assert [d.rsplit("/", 1)[-1] for d in listing.empty_dirs] == [f"{DAY}T09-30-00Z"]
