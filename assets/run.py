@@ -21,6 +21,7 @@ from assets.definitions import defs
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 from assets.partitions import partition_problem
 from lb_pipeline.errors import LbError
+from lb_pipeline.ingest.landing import local_path
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
 
@@ -44,13 +45,20 @@ def days_in(landing: str) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m assets.run", description=__doc__.splitlines()[0])
-    parser.add_argument("--landing", default="landing")
-    parser.add_argument("--lake", default="lake")
-    parser.add_argument("--reports", default="reports-out")
+    parser.add_argument("--landing", default=os.environ.get("LB_LANDING", "landing"),
+                        help="folder or URI (s3a://…) of snapshot directories (default: $LB_LANDING or ./landing)")
+    parser.add_argument("--lake", default=os.environ.get("LB_LAKE_ROOT", "lake"),
+                        help="root folder or URI of the Delta lake (default: $LB_LAKE_ROOT or ./lake)")
+    parser.add_argument("--reports", default=os.environ.get("LB_REPORTS_DIR", "reports-out"),
+                        help="local folder for the HTML reports (default: $LB_REPORTS_DIR or ./reports-out)")
     parser.add_argument("--day", action="append", help="UTC day(s) to run (default: every day in the landing)")
     args = parser.parse_args(argv)
 
-    landing, lake = str(Path(args.landing).resolve()), str(Path(args.lake).resolve())
+    landing, lake = _place(args.landing), _place(args.lake)
+    if local_path(landing) is None and not args.day:
+        print(f"name the day(s) to run with --day: the main command lists days only in a local landing folder, "
+              f"not in {landing}", file=sys.stderr)
+        return 2
     days, skipped = (args.day, [f"--day {d}: {partition_problem(d)}" for d in args.day if partition_problem(d)]) \
         if args.day else days_in(landing)
     days = [d for d in days if not partition_problem(d)]
@@ -84,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             for line in explain_failure(result):
                 print(f"  {line}", file=sys.stderr)
     done = [d for d in days if d not in failed and d not in busy]
-    if done:
+    if done and local_path(lake) is None:
+        print(f"\nDelta tables under {lake}/{{bronze,silver,gold}}/")
+    elif done:
         print("\nDelta tables:")
         for layer in ("bronze", "silver", "gold"):
             for table in sorted(p.name for p in (Path(lake) / layer).iterdir() if p.is_dir()):
@@ -96,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(done)} day(s) done, {len(failed)} failed ({', '.join(failed) or 'none'}), "
               f"{len(skipped)} director(ies) skipped", file=sys.stderr)
     return 1 if failed else 3 if skipped else 0
+
+
+def _place(value: str) -> str:
+    """A URI as given (``s3a://bucket/lake``); a local path made absolute."""
+    return value if local_path(value) is None else str(Path(local_path(value)).resolve())
 
 
 def explain_failure(result) -> list[str]:

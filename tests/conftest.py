@@ -12,6 +12,7 @@ from lb_pipeline.settings import SparkSettings, spark_settings_from_env
 
 DEMO_DAY = "2026-01-15"
 DEMO_SNAPSHOTS = 4
+VOLATILE = {"validated_at"}  # when a check ran: the only column two runs may differ in
 
 
 @pytest.fixture(scope="session")
@@ -67,3 +68,27 @@ def lake(pipeline_run):
     from lb_pipeline.spark.lake import Lake
 
     return Lake(str(pipeline_run[1]))
+
+
+def table_fingerprints(spark, root: Path) -> dict[str, tuple[int, int]]:
+    """Per table: (rows, order-independent checksum of every column but the volatile ones) of the demo day."""
+    from pyspark.sql import functions as F
+
+    out = {}
+    for log in sorted(root.glob("*/*/_delta_log")):
+        table = log.parent
+        df = spark.read.format("delta").load(str(table)).where(F.col("snapshot_date") == DEMO_DAY)
+        cols = [c for c in df.columns if c not in VOLATILE]
+        row = df.select(F.count(F.lit(1)).alias("n"),
+                        F.coalesce(F.sum(F.xxhash64(*cols).cast("decimal(38,0)")), F.lit(0)).alias("h")).first()
+        out[f"{table.parent.name}/{table.name}"] = (row.n, int(row.h))
+    return out
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

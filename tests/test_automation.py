@@ -12,6 +12,7 @@ from assets.automation import landing_sensor, nightly_schedule
 from assets.definitions import defs
 from assets.resources import LandingResource
 from lb_pipeline.snapshots.generate import generate
+from tests.conftest import free_port
 
 
 def test_schedule_at_two_utc_materializes_the_previous_day():
@@ -85,14 +86,6 @@ def test_the_projects_instance_queues_a_second_run_of_the_same_partition(tmp_pat
     assert coordinator == "QueuedRunCoordinator"
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serving(port: int) -> bool:
     import urllib.request
 
@@ -111,7 +104,7 @@ def test_the_ui_started_in_the_background_stops_on_sigterm(tmp_path):
     root = os.path.join(os.path.dirname(__file__), "..")
     (tmp_path / "home").mkdir()
     (tmp_path / "landing").mkdir()
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "LB_LANDING": str(tmp_path / "landing")}
     with open(tmp_path / "dev.log", "wb") as log:
         # as a non-interactive shell starts a background job (`… &`, nohup): SIGINT ignored

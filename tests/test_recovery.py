@@ -12,14 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-from pyspark.sql import functions as F
 
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
-from tests.conftest import DEMO_DAY
+from tests.conftest import DEMO_DAY, table_fingerprints
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
-VOLATILE = {"validated_at"}  # when a check ran: the only column two runs may differ in
 
 
 def test_the_lock_refuses_a_second_holder_and_names_the_first(tmp_path):
@@ -45,19 +43,6 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
     holder.wait()
     with partition_lock(tmp_path, DEMO_DAY):
         pass
-
-
-def _fingerprints(spark, root: Path) -> dict[str, tuple[int, int]]:
-    """Per table: (rows, order-independent checksum of every column but the volatile ones) of the demo day."""
-    out = {}
-    for log in sorted(root.glob("*/*/_delta_log")):
-        table = log.parent
-        df = spark.read.format("delta").load(str(table)).where(F.col("snapshot_date") == DEMO_DAY)
-        cols = [c for c in df.columns if c not in VOLATILE]
-        row = df.select(F.count(F.lit(1)).alias("n"),
-                        F.coalesce(F.sum(F.xxhash64(*cols).cast("decimal(38,0)")), F.lit(0)).alias("h")).first()
-        out[f"{table.parent.name}/{table.name}"] = (row.n, int(row.h))
-    return out
 
 
 def _start(landing, lake, reports, log: Path) -> subprocess.Popen:
@@ -106,5 +91,23 @@ def test_kill_9_in_bronze_and_in_gold_then_a_rerun_equals_a_clean_run_and_a_doub
     assert third.wait(timeout=900) == 0, (tmp_path / "third.log").read_text()[-3000:]
 
     assert len(list(reports.glob(f"*/{DEMO_DAY}.html"))) == len({p.parent.parent.name for p in demo_landing.glob("*/*/manifest.json")})
-    clean = _fingerprints(spark, Path(lake.root))
-    assert _fingerprints(spark, crashed) == clean and len(clean) >= 20
+    clean = table_fingerprints(spark, Path(lake.root))
+    assert table_fingerprints(spark, crashed) == clean and len(clean) >= 20
+
+
+def test_a_lake_on_an_object_store_is_locked_in_a_local_folder_named_after_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with partition_lock("s3a://bucket/lake", DEMO_DAY):
+        with pytest.raises(PartitionBusy, match="s3a://bucket/lake"):
+            with partition_lock("s3a://bucket/lake", DEMO_DAY):
+                pass
+        with partition_lock("s3a://bucket/other-lake", DEMO_DAY):
+            pass
+    assert len(list((tmp_path / ".cache" / "lb_pipeline" / "locks").glob(f"*/{DEMO_DAY}.lock"))) == 2
+
+
+def test_a_remote_landing_folder_needs_the_days_named(capsys):
+    from assets.run import main
+
+    assert main(["--landing", "s3a://bucket/snapshots", "--lake", "s3a://bucket/lake"]) == 2
+    assert "--day" in capsys.readouterr().err

@@ -70,10 +70,10 @@ class Lake:
         if PARTITION_COLUMN not in df.columns:
             raise ValueError(f"{layer}/{table}: rows need a {PARTITION_COLUMN} column to be written per partition")
         if not self.exists(df.sparkSession, layer, table):
-            # Delta checks replaceWhere only against an existing table; the first write is checked here.
-            stray = df.where(df[PARTITION_COLUMN] != partition).select(PARTITION_COLUMN).limit(1).collect()
-            if stray:
-                raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of {stray[0][0]}")
+            # Delta checks replaceWhere only against an existing table: create it empty first (no rows are
+            # computed), so that the first write is checked as every later one, without a pass over the data.
+            _retry_conflicts(lambda: df.limit(0).write.format("delta").mode("append").partitionBy(PARTITION_COLUMN)
+                             .save(path), f"{layer}/{table}")
         writer = (
             df.write.format("delta")
             .mode("overwrite")
@@ -82,7 +82,13 @@ class Lake:
             .option("mergeSchema", "true")
             .partitionBy(PARTITION_COLUMN)
         )
-        _retry_conflicts(lambda: writer.save(path), f"{layer}/{table}")
+        try:
+            _retry_conflicts(lambda: writer.save(path), f"{layer}/{table}")
+        except Exception as exc:
+            if "DELTA_REPLACE_WHERE_MISMATCH" not in str(exc):
+                raise
+            raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of another partition "
+                             f"(Delta: {str(exc).strip().splitlines()[0]})") from None
         # The commit's own metrics give the row count: no second Spark job over the data.
         version, metrics = self._last_commit(df.sparkSession, path)
         return WriteResult(path=path, rows=int(metrics.get("numOutputRows", 0)), version=version)

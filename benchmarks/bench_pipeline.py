@@ -1,0 +1,148 @@
+"""The nightly run against Spark's floor, on the same day, in one process.
+
+    .venv/bin/python benchmarks/bench_pipeline.py [--preset S|M|L] [--snapshots N] [--skip-floor]
+
+Generates the preset's day under benchmarks/.data/<preset>/ (once), then in one Spark session (as production
+runs): the floor job (``floor_job.py``: the irreducible work, plain PySpark) and the whole nightly graph
+(assets and checks, as ``dg.materialize`` runs it), each on a fresh lake. Prints both wall times and their ratio,
+the share of the data-quality checks, per-step times, Spark jobs per phase, and peak RSS of the Python driver
+and of the JVM per phase. Issue 13's targets: M pipeline/floor ≤ 3, validation ≤ 25 %, L/M ≤ 12, L driver ≤ 4 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+
+from assets.definitions import all_assets
+from assets.quality import checks
+from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
+from floor_job import floor_job  # beside this script
+from lb_pipeline.snapshots.generate import generate
+from lb_pipeline.snapshots.layout import iter_snapshot_dirs
+
+
+class Meter:
+    """Wall time, Spark jobs and peak RSS (this Python process and the JVM) of one phase."""
+
+    def __init__(self, spark):
+        self.sc, self.jvm_pid = spark.sparkContext, int(spark._jvm.java.lang.ProcessHandle.current().pid())
+
+    def _last_job(self) -> int:  # job ids are sequential; the newest survives Spark's retention limit
+        return max(self.sc.statusTracker().getJobIdsForGroup(None) or [-1])
+
+    def __enter__(self):
+        for pid in (os.getpid(), self.jvm_pid):  # reset the kernel's peak-RSS mark (VmHWM) for this phase
+            try:
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+            except OSError:
+                pass
+        self.first_job, self.started = self._last_job(), time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.monotonic() - self.started
+        self.jobs = self._last_job() - self.first_job
+        self.driver_peak, self.jvm_peak = _peak_rss(os.getpid()), _peak_rss(self.jvm_pid)
+
+    def line(self, name: str) -> str:
+        return (f"{name:9} {self.seconds:8.1f} s  {self.jobs:5d} Spark jobs  driver peak {self.driver_peak / 2**30:5.2f}"
+                f" GiB  JVM peak {self.jvm_peak / 2**30:5.2f} GiB")
+
+
+def _peak_rss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 if pid == os.getpid() else 0
+
+
+def job_sites(spark, first: int, top: int) -> list[tuple[int, float, str]]:
+    """(jobs, seconds, call site) of the jobs after ``first``, most frequent first, from the Spark UI's REST API."""
+    import json
+    import urllib.request
+
+    ui = spark.sparkContext.uiWebUrl
+    if not ui:
+        return []
+    with urllib.request.urlopen(f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/jobs") as answer:
+        jobs = [j for j in json.load(answer) if j["jobId"] > first]
+    sites: dict[str, list[float]] = {}
+    for j in jobs:
+        took = (_ms(j.get("completionTime")) - _ms(j.get("submissionTime"))) / 1000
+        sites.setdefault(j["name"], []).append(took)
+    return sorted(((len(v), sum(v), k) for k, v in sites.items()), reverse=True)[:top]
+
+
+def _ms(stamp: str | None) -> float:
+    from datetime import datetime
+
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f%Z").timestamp() * 1000 if stamp else 0.0
+
+
+def run_pipeline(landing: Path, lake: Path, day: str):
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        [*all_assets, *checks], partition_key=day, instance=instance, raise_on_error=False,
+        resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake)),
+                   "landing": LandingResource(path=str(landing)), "reports": ReportsResource(path=str(lake / "reports"))})
+    check_names = {key.name for c in checks for key in c.check_keys}
+    steps = [(s.step_key, (s.end_time or 0) - (s.start_time or 0), any(s.step_key.endswith(n) for n in check_names))
+             for s in sorted(instance.get_run_step_stats(result.run_id), key=lambda s: s.start_time or 0)]
+    return result.success, steps
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--preset", default="M")
+    parser.add_argument("--snapshots", type=int, default=None)
+    parser.add_argument("--data", default=str(Path(__file__).parent / ".data"))
+    parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument("--sites", type=int, default=0, help="print the N most frequent Spark job call sites")
+    args = parser.parse_args()
+    base = Path(args.data) / (args.preset + (f"-{args.snapshots}" if args.snapshots else ""))
+    landing = base / "landing"
+    if not any(iter_snapshot_dirs(landing)):
+        t = time.monotonic()
+        generate(landing, args.preset, snapshots=args.snapshots)
+        print(f"generated {args.preset} in {time.monotonic() - t:.0f} s", file=sys.stderr)
+    day = next(iter_snapshot_dirs(landing)).name[:10]
+    # the one session both phases share, with the pipeline's settings (and every job kept for --sites)
+    spark = SparkResource(conf={"spark.ui.retainedJobs": "100000", "spark.ui.retainedStages": "100000"}).session
+    meters = {}
+    if not args.skip_floor:
+        shutil.rmtree(base / "floor-lake", ignore_errors=True)
+        with Meter(spark) as meters["floor"]:
+            rows = floor_job(spark, landing, day, base / "floor-lake")
+        print(f"floor: {rows}", file=sys.stderr)
+    shutil.rmtree(base / "lake", ignore_errors=True)  # an empty lake, as on a first night
+    with Meter(spark) as meters["pipeline"]:
+        ok, steps = run_pipeline(landing, base / "lake", day)
+    for key, took, is_check in steps:
+        print(f"  {'check' if is_check else 'asset'}  {key:60} {took:8.1f} s")
+    checks_time = sum(t for _, t, c in steps if c)
+    print(f"\npreset {args.preset}, day {day}, {len(list(iter_snapshot_dirs(landing, day)))} snapshots")
+    for name, m in meters.items():
+        print(m.line(name))
+    total = meters["pipeline"].seconds
+    print(f"validation {checks_time:.0f} s ({checks_time / max(total, 1e-9):.0%} of the pipeline)")
+    if "floor" in meters:
+        print(f"pipeline / floor = {total / meters['floor'].seconds:.1f}")
+    for n, took, site in job_sites(spark, meters["pipeline"].first_job, args.sites) if args.sites else ():
+        print(f"  {n:5d} jobs {took:7.1f} s  {site}")
+    print("pipeline " + ("succeeded" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
