@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from lb_pipeline.report.heat import HeatRows, heat_rows
 from lb_pipeline.report.render import render_index, render_nightly
 from tests.conftest import DEMO_DAY
 
@@ -18,7 +19,8 @@ def _context(**over):
         "strategy": "ThresholdShedder", "algorithm": "range_equally_divide", "grace_minutes": 30, "profile": "pulsar-4.0",
         "actions": {"splits": [], "unloads": [{"bundle": f"t/ns/{EVIL}", "source": "b1", "destination": "b2", "why": "w",
                                                "command": f"pulsar-admin namespaces unload 't/ns' --bundle '{EVIL}'"}]},
-        "heat": {"brokers": [f"b{EVIL}"], "times": ["00:00"], "values": {(f"b{EVIL}", "00:00"): 0.5}},
+        "heat": {"rows": HeatRows([f"b{EVIL}"], [f"calm{EVIL}"], 0.85, 0.10), "times": ["00:00"],
+                 "values": {(f"b{EVIL}", "00:00"): 0.5, (f"calm{EVIL}", "00:00"): 0.4}},
         "brokers": [], "strategies": [{"name": "ThresholdShedder", "configured": True, "day_unloads": 1, "now_unloads": 1,
                                        "sources": ["b1"], "destinations": ["b2"], "spread_before": 1.0, "spread_after": 0.5}],
         "hot": [{"bundle": f"t/ns/{EVIL}", "owner": "b1", "triggers": {"modular": "split"}, "algorithms": [],
@@ -46,6 +48,16 @@ def test_text_from_inputs_is_escaped_everywhere():
     assert "its CRC-32 is 0xffffffff" in html  # a topic Pulsar cannot look up is named
     assert "precision 66.7%, recall 50.0%" in " ".join(html.split())
     assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
+
+
+def test_a_large_cluster_shows_its_hot_brokers_first_and_folds_the_calm_ones():
+    values = {(f"broker-{i}", "00:00"): 0.30 for i in range(100)}
+    values[("broker-57", "00:00")], values[("broker-3", "00:00")] = 0.95, 0.70
+    html = render_nightly(_context(heat={"rows": heat_rows(values, ["00:00"], 0.85, 0.10), "times": ["00:00"],
+                                         "values": values}))
+    shown, folded = html.split('data-testid="heatmap-calm"')
+    assert shown.index(">broker-57<") < shown.index(">broker-3<") and ">broker-0<" not in shown
+    assert "98 more brokers stayed in the comfortable band" in folded and ">broker-99<" in folded
 
 
 def test_report_is_self_contained():

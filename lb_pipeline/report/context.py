@@ -13,6 +13,8 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.report import trust
+from lb_pipeline.report.heat import heat_rows as order_heat
+from lb_pipeline.report.heat import natural_key
 from lb_pipeline.transforms import silver
 
 DOCS_VS_CODE = [
@@ -57,11 +59,14 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
 
     heat = _rows(usage.select("broker", "snapshot_ts", "max_usage")) if usage else []
     times = sorted({r["snapshot_ts"] for r in heat})
-    brokers = sorted({r["broker"] for r in heat})
     heat_values = {(r["broker"], r["snapshot_ts"].strftime("%H:%M")): r["max_usage"] for r in heat}
+    heat_rows = order_heat(heat_values, [t.strftime("%H:%M") for t in times],
+                           config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100,
+                           config.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100)
 
     summary = read("gold", "broker_load_summary")
-    broker_rows = sorted(_rows(summary), key=lambda r: -(r["peak_max_usage"] or 0)) if summary else []
+    broker_rows = sorted(_rows(summary), key=lambda r: (-(r["peak_max_usage"] or 0), natural_key(r["broker"]))) \
+        if summary else []
 
     stats_df = read("silver", "bundle_stats")
     decisions_df = read("gold", "shedding_decisions")
@@ -160,7 +165,8 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
         "snapshot_count": len(snap_rows), "broker_count": len(snap_rows[-1]["brokers"]) if snap_rows else 0,
         "strategy": strategy, "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
-        "actions": actions, "heat": {"brokers": brokers, "times": [t.strftime("%H:%M") for t in times], "values": heat_values},
+        "actions": actions, "heat": {"rows": heat_rows, "times": [t.strftime("%H:%M") for t in times],
+                                     "values": heat_values},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap, "cap": cap,
         "violations": violations, "aa_groups": trust.anti_affinity_groups(layouts, latest),
         "usage_notes": trust.usage_notes(usage),

@@ -39,7 +39,9 @@ def render_nightly(context: dict) -> str:
 
     heat = context["heat"]
     charts = {
-        "heatmap_svg": svg.heatmap(heat["brokers"], heat["times"], heat["values"], "Broker max usage by snapshot"),
+        "heatmap_svg": svg.heatmap(heat["rows"].hot, heat["times"], heat["values"], "Broker max usage by snapshot"),
+        "heatmap_calm_svg": svg.heatmap(heat["rows"].calm, heat["times"], heat["values"],
+                                        "Max usage of the brokers that stayed in the comfortable band"),
         "strategy_svg": svg.bars([(s["name"], s["spread_after"]) for s in context["strategies"]], "msg/s",
                                  "Spread of broker message rates after each strategy's moves"),
     }
