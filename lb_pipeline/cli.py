@@ -27,7 +27,7 @@ def _generate(args) -> int:
 
         shutil.rmtree(cluster_dir)
     dirs = generate(out, args.preset, seed=args.seed, start=args.start, cluster_name=args.cluster,
-                    snapshots=args.snapshots, progress=None if args.quiet else print_progress)
+                    snapshots=args.snapshots, progress=None if args.quiet else print_progress, balance=args.balance)
     print(f"wrote {len(dirs)} snapshots of {args.cluster} under {cluster_dir}")
     return 0
 
@@ -125,6 +125,71 @@ def _collect(args) -> int:
     return 0 if manifest["complete"] else 3
 
 
+def _simulate(args) -> int:
+    import json
+
+    from lb_pipeline.simulation.balancers import STRATEGIES
+    from lb_pipeline.simulation.local import progress_bar, render_text, simulate_all
+    from lb_pipeline.simulation.sweep import run_list
+
+    if bool(args.landing) == bool(args.lake):
+        raise LbError("give the history as --landing FOLDER or --lake ROOT (one of them)")
+    if args.landing:
+        from lb_pipeline.simulation.landing import read_history
+
+        cluster, brokers, bundles, config, notes, policies = read_history(args.landing, args.day, args.cluster,
+                                                                          args.profile)
+    else:
+        cluster, brokers, bundles, config, notes, policies = _lake_history(args)
+    overrides = dict(_key_value(kv) for kv in args.set or ())
+    unknown = sorted(k for k in overrides if k not in config)
+    if unknown:
+        raise LbError(f"--set: unknown Pulsar configuration key(s) {', '.join(unknown)}")
+    try:
+        config = config.overridden(**overrides)
+        runs = run_list(config, args.strategy or STRATEGIES, sets_per_strategy=args.sets, seeds=tuple(range(args.seeds)))
+        result = simulate_all(cluster, brokers, bundles, config, runs, None if args.quiet else progress_bar(len(runs)),
+                              policies)
+    except ValueError as exc:
+        raise LbError(str(exc)) from None
+    result["notes"] = notes + result["notes"]
+    print(json.dumps(result, indent=2, default=str) if args.json else render_text(result))
+    return 0
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise LbError(f"--set expects KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _lake_history(args):
+    from lb_pipeline.settings import lake_root_from_env
+    from lb_pipeline.spark.lake import Lake
+    from lb_pipeline.spark.session import get_session
+    from lb_pipeline.simulation.policies import Policies
+    from lb_pipeline.transforms.config import effective_config
+    from lb_pipeline.transforms.simulation import policy_rows
+
+    spark, lake = get_session(), Lake(args.lake or lake_root_from_env())
+    brokers = lake.read(spark, "bronze", "broker_reports", args.day).toPandas()  # broker and bundle level, not topics
+    if brokers.empty:
+        raise LbError(f"{lake.root}: no broker reports on {args.day}")
+    clusters = sorted(brokers["cluster"].unique())
+    cluster = args.cluster or clusters[0]
+    if cluster not in clusters or (len(clusters) > 1 and not args.cluster):
+        raise LbError(f"choose a cluster with --cluster: {', '.join(clusters)}")
+    bundles = lake.read(spark, "bronze", "bundle_reports", args.day)
+    bundles = bundles.where(bundles["cluster"] == cluster).toPandas()
+    config = effective_config(lake.read(spark, "bronze", "config", args.day), lake.read(spark, "bronze", "snapshots", args.day),
+                              args.profile)
+    rows = policy_rows(*(lake.read(spark, "bronze", t, args.day) for t in ("ownership", "namespaces", "config",
+                                                                           "failure_domains")))
+    policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == cluster).collect())
+    return cluster, brokers[brokers["cluster"] == cluster], bundles, config, [], policies
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lb-pipeline", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -137,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--snapshots", type=int, default=None, help="override the preset's snapshot count")
     g.add_argument("--cluster", default="demo-cluster")
     g.add_argument("--force", action="store_true", help="replace existing snapshots of this cluster")
+    g.add_argument("--balance", metavar="STRATEGY", help="balance the cluster with this modular shedding strategy "
+                                                         "once per snapshot (its unloads show in the next snapshot)")
     g.add_argument("--quiet", action="store_true")
     g.set_defaults(func=_generate)
 
@@ -191,6 +258,21 @@ def build_parser() -> argparse.ArgumentParser:
     wh.add_argument("--profile", default="pulsar-4.0", help="Pulsar version profile for defaults")
     wh.add_argument("--json", action="store_true")
     wh.set_defaults(func=_whatif_shed)
+
+    sm = sub.add_parser("simulate", help="every shedding strategy closed-loop over a day, against the baselines, "
+                                         "and the strategy and thresholds to run")
+    sm.add_argument("--landing", help="landing folder holding the day's snapshots (no Spark needed)")
+    sm.add_argument("--lake", help="lake root holding the day's bronze tables")
+    sm.add_argument("--day", required=True, help="UTC day, YYYY-MM-DD")
+    sm.add_argument("--cluster", help="the cluster (needed when there are several)")
+    sm.add_argument("--strategy", action="append", help="only this strategy (repeatable; default: all five)")
+    sm.add_argument("--sets", type=int, default=1, help="parameter sets per strategy, the cluster's own first (default 1)")
+    sm.add_argument("--seeds", type=int, default=1, help="seeds per parameter set (default 1)")
+    sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a Pulsar key for every run")
+    sm.add_argument("--profile", default=None, help="Pulsar version profile (default: from the snapshots)")
+    sm.add_argument("--json", action="store_true")
+    sm.add_argument("--quiet", action="store_true", help="no progress bar")
+    sm.set_defaults(func=_simulate)
     return parser
 
 

@@ -2,8 +2,14 @@
 the asset graph into a temporary lake that the bronze and silver tests read (Spark jobs cost ~1 s each here,
 so the graph runs once, not once per test)."""
 
+import json
 import os
+import signal
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -92,3 +98,66 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# A Spark standalone master and one worker, started from the installed pyspark (used by the recovery test, whose
+# final re-run goes to it: the nightly job runs unchanged on a real cluster).
+
+def _alive_workers(ui_port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as answer:
+            return int(json.load(answer).get("aliveworkers", 0))
+    except OSError:
+        return 0
+
+
+def _wait(condition, what: str, logs: list[Path], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout:.0f} s:\n" +
+                        "\n".join(p.read_text()[-2000:] for p in logs if p.exists()))
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def standalone_master(tmp_path_factory):
+    """(``spark://127.0.0.1:<port>``, the worker's work dir) of a master with one 2-core worker, stopped (process
+    groups killed) after."""
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    tmp = tmp_path_factory.mktemp("standalone")
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
+    port, ui = free_port(), free_port()
+    url = f"spark://127.0.0.1:{port}"
+    commands = {
+        "master": ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                   "--webui-port", str(ui)],
+        "worker": ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2", "--memory", "3g",
+                   "--webui-port", str(free_port()), "--work-dir", str(tmp / "work"), url],
+    }
+    procs, logs = [], []
+    try:
+        for name, args in commands.items():
+            logs.append(tmp / f"{name}.log")
+            procs.append(subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env, cwd=tmp,
+                                          stdout=logs[-1].open("w"), stderr=subprocess.STDOUT,
+                                          start_new_session=True))
+            if name == "master":
+                _wait(lambda: _alive_workers(ui) == 0 and _answers(port), "the master listening", logs)
+        _wait(lambda: _alive_workers(ui) == 1, "the worker registering with the master", logs)
+        yield url, tmp / "work"
+    finally:
+        for proc in procs:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+
+
+def _answers(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0

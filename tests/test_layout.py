@@ -5,8 +5,8 @@ from pathlib import Path
 
 LIBRARY = Path(__file__).resolve().parents[1] / "lb_pipeline"
 # lowest first; a package may import only packages listed before it
-LAYERS = ["errors", "settings", "model", "formats", "algorithms", "snapshots", "whatif", "transforms", "quality",
-          "ingest", "report", "spark", "partition_lock", "cli"]
+LAYERS = ["errors", "settings", "model", "formats", "algorithms", "snapshots", "whatif", "simulation", "transforms",
+          "quality", "ingest", "report", "spark", "partition_lock", "cli"]
 
 
 def _imports(path: Path) -> set[str]:

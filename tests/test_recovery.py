@@ -1,9 +1,10 @@
 """A crashed or doubled main command loses nothing.
 
-``kill -9`` during bronze writes, again during gold writes, then a re-run: every table holds exactly what a clean
-run writes (row count and content checksum per table). A second run of the same day started while one is running
+``kill -9`` during bronze writes, again during gold writes, then a re-run — on a Spark standalone cluster — and
+every table holds exactly what a clean ``local[2]`` run writes (row count and content checksum per table). A second run of the same day started while one is running
 exits at once naming the run that holds the day, and the first completes with one report."""
 
+import json
 import os
 import signal
 import subprocess
@@ -45,10 +46,10 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
         pass
 
 
-def _start(landing, lake, reports, log: Path) -> subprocess.Popen:
+def _start(landing, lake, reports, log: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "assets.run", "--landing", str(landing), "--lake", str(lake),
                              "--reports", str(reports)], cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)  # its own process group: the JVM dies with it
+                            env=env, start_new_session=True)  # its own process group: the JVM dies with it
 
 
 def _kill_when(proc: subprocess.Popen, ready, log: Path, timeout: float = 900) -> None:
@@ -66,8 +67,10 @@ def _committed(lake: Path, pattern: str):
     return lambda: any(lake.glob(f"{pattern}/_delta_log/*.json"))
 
 
-def test_kill_9_in_bronze_and_in_gold_then_a_rerun_equals_a_clean_run_and_a_doubled_run_waits_its_turn(
-        spark, lake, demo_landing, tmp_path):
+def test_kill_9_in_bronze_and_in_gold_then_a_rerun_on_a_spark_cluster_equals_a_clean_local_run(
+        spark, lake, demo_landing, tmp_path, standalone_master):
+    """The re-run that finishes the night goes to a standalone master and worker (``LB_SPARK_MASTER=spark://…``):
+    the nightly job runs unchanged on a real cluster, and what it writes equals the ``local[2]`` run's tables."""
     crashed, reports = tmp_path / "lake", tmp_path / "reports"
     first = _start(demo_landing, crashed, reports, tmp_path / "first.log")
     _kill_when(first, _committed(crashed, "bronze/snapshots"), tmp_path / "first.log")
@@ -76,7 +79,10 @@ def test_kill_9_in_bronze_and_in_gold_then_a_rerun_equals_a_clean_run_and_a_doub
     _kill_when(second, _committed(crashed, "gold/*"), tmp_path / "second.log")
     assert not any(reports.glob(f"*/{DEMO_DAY}.html"))  # killed inside gold, before the report
 
-    third = _start(demo_landing, crashed, reports, tmp_path / "third.log")
+    master, work = standalone_master
+    on_cluster = {**os.environ, "LB_SPARK_MASTER": master,
+                  "LB_SPARK_CONF": json.dumps({"spark.executor.memory": "2g", "spark.cores.max": "2"})}
+    third = _start(demo_landing, crashed, reports, tmp_path / "third.log", env=on_cluster)
     lock = crashed / ".locks" / f"{DEMO_DAY}.lock"
     deadline = time.monotonic() + 300
     while not (lock.is_file() and f"pid {third.pid} " in lock.read_text()):
@@ -91,6 +97,7 @@ def test_kill_9_in_bronze_and_in_gold_then_a_rerun_equals_a_clean_run_and_a_doub
     assert third.wait(timeout=900) == 0, (tmp_path / "third.log").read_text()[-3000:]
 
     assert len(list(reports.glob(f"*/{DEMO_DAY}.html"))) == len({p.parent.parent.name for p in demo_landing.glob("*/*/manifest.json")})
+    assert list(work.glob("app-*/*/stderr")), "no executor ran on the worker: the re-run did not use the cluster"
     clean = table_fingerprints(spark, Path(lake.root))
     assert table_fingerprints(spark, crashed) == clean and len(clean) >= 20
 

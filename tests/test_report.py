@@ -36,6 +36,15 @@ def _context(**over):
         "replay_accuracy": {"strategy": EVIL, "predicted": 3, "moved": 4, "confirmed": 2, "destination_agrees": 1,
                             "precision": 2 / 3, "recall": 0.5},
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
+        "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1,
+                                 "max_over_mean_p95": 1.2, "overloaded_broker_minutes": 3, "unloads": 2, "ping_pongs": 0,
+                                 "reconnections": 40, "events": 1, "events_converged": 1}],
+                       "recommendation": {"strategy": "AvgShedder", "rationale": f"because {EVIL}",
+                                          "broker_conf": f"x={EVIL}", "commands": [f"pulsar-admin {EVIL}"]},
+                       "series": {f"AvgShedder {EVIL}": [0.1, 0.2]}, "labels": ["00:00", "01:00"],
+                       "notes": ["bundle traffic interpolated"],
+                       "validation": {"strategy": EVIL, "matched_unloads": 3, "recorded_unloads": 4,
+                                      "predicted_unloads": 3, "precision": 1.0, "recall": 0.75, "destinations_agree": 2}},
     }
     ctx.update(over)
     return ctx
@@ -47,6 +56,7 @@ def test_text_from_inputs_is_escaped_everywhere():
     assert "no split can relieve it" in html and "90.0%" in html  # the near-threshold row, with units
     assert "its CRC-32 is 0xffffffff" in html  # a topic Pulsar cannot look up is named
     assert "precision 66.7%, recall 50.0%" in " ".join(html.split())
+    assert "predicted 3 of the 4 unloads the cluster made (precision 100.0%, recall 75.0%" in html
     assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
 
 
@@ -85,6 +95,8 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
     usage = lake.read(spark, "silver", "broker_usage", DEMO_DAY)
     cells = usage.select("broker").distinct().count() * usage.select("snapshot_ts").distinct().count()
     evaluated = lake.read(spark, "gold", "validation_results", DEMO_DAY).count()
+    runs = lake.read(spark, "gold", "simulation_runs", DEMO_DAY).count()
+    (recommended,) = lake.read(spark, "gold", "recommendations", DEMO_DAY).select("strategy").collect()
     OUT.mkdir(exist_ok=True)
     requests = []
     with sync_playwright() as p:
@@ -95,11 +107,15 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
             page = browser.new_page(viewport={"width": 1366, "height": 900})
             page.on("request", lambda r: requests.append(r.url))
             page.goto(report.as_uri())
-            for section in ("actions", "load", "strategies", "splits", "anti-affinity", "quality", "provenance"):
+            for section in ("actions", "load", "strategies", "simulation", "splits", "anti-affinity", "quality", "provenance"):
                 assert page.get_by_test_id(section).is_visible(), section
             assert page.locator("[data-testid=heatmap] svg rect").count() == cells
             assert page.locator("[data-testid=strategy-chart] svg").count() == 1
             assert page.get_by_test_id("near-threshold").is_visible()
+            assert page.locator("[data-testid=simulation-table] tbody tr").count() == runs
+            assert page.locator("[data-testid=simulation-chart] svg polyline").count() == runs
+            if recommended.strategy:
+                assert recommended.strategy in page.get_by_test_id("recommendation").inner_text()
             rows = page.locator("[data-testid=strategy-table] tbody tr")
             for i in range(rows.count()):
                 cols = rows.nth(i).locator("td")

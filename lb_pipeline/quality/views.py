@@ -146,6 +146,20 @@ def shedding_decisions(read: Read) -> DataFrame:
             .join(_load_change(df, reports, live), [*KEYS, "strategy"], "left"))
 
 
+def simulation_timeseries(read: Read) -> DataFrame:
+    df = read("gold", "simulation_timeseries")
+    gap = F.abs(F.col("rate_served") - F.col("rate_recorded"))
+    return df.withColumn("traffic_conserved", F.coalesce(gap <= F.greatest(F.lit(1.0), F.col("rate_recorded")) * 1e-9,
+                                                         F.lit(False)))
+
+
+def simulation_runs(read: Read) -> DataFrame:
+    keys = ["cluster", "snapshot_date", "run_id"]
+    written = read("gold", "simulation_timeseries").groupBy(*keys).agg(F.count("*").alias("cycles_written"))
+    return (read("gold", "simulation_runs").join(written, keys, "left")
+            .withColumn("all_cycles_written", F.coalesce(F.col("cycles_written") == F.col("cycles"), F.lit(False))))
+
+
 # suite name → (the asset it checks, its view, whether a failed critical expectation blocks downstream assets).
 # Every bronze suite is a gate: silver must not be computed from a partition that failed one.
 SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
@@ -166,4 +180,8 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "gold.split_recommendations": (("gold", "split_recommendations"), split_recommendations, False),
     "gold.shedding_decisions": (("gold", "shedding_decisions"), shedding_decisions, False),
     "gold.broker_load_summary": (("gold", "broker_load_summary"), _table("gold", "broker_load_summary"), False),
+    "gold.load_model": (("gold", "load_model"), _table("gold", "load_model"), False),
+    "gold.simulation_timeseries": (("gold", "simulation_timeseries"), simulation_timeseries, False),
+    "gold.simulation_runs": (("gold", "simulation_runs"), simulation_runs, False),
+    "gold.recommendations": (("gold", "recommendations"), _table("gold", "recommendations"), False),
 }

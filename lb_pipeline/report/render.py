@@ -45,6 +45,9 @@ def render_nightly(context: dict) -> str:
         "strategy_svg": svg.bars([(s["name"], s["spread_after"]) for s in context["strategies"]], "msg/s",
                                  "Spread of broker message rates after each strategy's moves"),
     }
+    sim = context.get("simulation")
+    charts["simulation_svg"] = svg.lines(sim["series"], sim["labels"], "Load spread (std of weighted max usage) per run",
+                                         "") if sim else ""
     return environment().get_template("nightly.html.j2").render(version=__version__, **context, **charts)
 
 

@@ -55,3 +55,37 @@ def bars(items: list[tuple[str, float]], unit: str, title: str) -> Markup:
                      f'<text x="{left + w + 4:.1f}" y="{y + 12}" font-size="11">{v:,.1f} {escape(unit)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+_PALETTE = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#6b7280", "#111827", "#db2777")
+
+
+def lines(series: dict[str, list[float]], labels: list[str], title: str, unit: str = "") -> Markup:
+    """One polyline per named series over shared x positions (``labels`` name a few of them), with a legend."""
+    width, height, left, top, legend = 640, 220, 48, 12, 18
+    n = max((len(v) for v in series.values()), default=0)
+    peak = max((x for v in series.values() for x in v if x == x), default=0.0) or 1.0
+    plot_h = height - top - 28
+
+    def xy(i: int, v: float) -> str:
+        return f"{left + (width - left - 10) * i / max(1, n - 1):.1f},{top + plot_h * (1 - v / peak):.1f}"
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
+             f'viewBox="0 0 {width} {height + legend * len(series)}" width="100%" style="max-width:{width}px">',
+             f"<title>{escape(title)}</title>",
+             f'<text x="{left - 4}" y="{top + 8}" font-size="10" text-anchor="end">{peak:.2g}{escape(unit)}</text>',
+             f'<text x="{left - 4}" y="{top + plot_h}" font-size="10" text-anchor="end">0</text>',
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{width - 10}" y2="{top + plot_h}" stroke="#9ca3af"/>']
+    for i, label in enumerate(labels):
+        x = left + (width - left - 10) * i / max(1, len(labels) - 1)
+        parts.append(f'<text x="{x:.1f}" y="{top + plot_h + 16}" font-size="10" text-anchor="middle">{escape(label)}</text>')
+    for k, (name, values) in enumerate(series.items()):
+        color = _PALETTE[k % len(_PALETTE)]
+        points = " ".join(xy(i, v) for i, v in enumerate(values) if v == v)
+        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{points}">'
+                     f"<title>{escape(name)}</title></polyline>")
+        y = height + legend * k + 4
+        parts.append(f'<rect x="{left}" y="{y}" width="12" height="4" fill="{color}"/>'
+                     f'<text x="{left + 18}" y="{y + 6}" font-size="11">{escape(name)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

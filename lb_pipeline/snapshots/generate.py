@@ -28,6 +28,7 @@ from lb_pipeline import __version__
 from lb_pipeline.model.config import MODULAR_LOAD_MANAGER, PROFILES
 from lb_pipeline.model.usage import Weights, max_resource_usage, max_resource_usage_with_weight_and_memory
 from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots.balance import GeneratorBalancer
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, Preset: the generator's API)
     DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SHORT_SAMPLES, Cluster, Preset, TimeAverages,
@@ -35,8 +36,9 @@ from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, P
 )
 def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, start: str = DEFAULT_START,
              cluster_name: str = "demo-cluster", snapshots: int | None = None,
-             progress: Callable[[int, int, Path], None] | None = None) -> list[Path]:
-    """Write a cluster history under ``out/<cluster>/``; returns the snapshot directories, oldest first."""
+             progress: Callable[[int, int, Path], None] | None = None, balance: str | None = None) -> list[Path]:
+    """Write a cluster history under ``out/<cluster>/``; returns the snapshot directories, oldest first.
+    ``balance``: a modular shedding strategy that balances the cluster once per snapshot (``snapshots.balance``)."""
     p = PRESETS[preset] if isinstance(preset, str) else preset
     n_steps = snapshots or p.snapshots
     start_ms = int(datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() * 1000)
@@ -45,18 +47,24 @@ def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, star
     averages = TimeAverages(len(cluster.bundle_ns))
     ema: dict[int, float] = {}
     tp_ema: dict[int, float] = {}
+    balancer = GeneratorBalancer(balance, p.interval_minutes) if balance else None
     written = []
     for step in range(n_steps):
         ts = start_ms + step * p.interval_minutes * 60_000
         apply_events(cluster, step, n_steps, ts, rng)
         rates = topic_rates(cluster, step, n_steps, ts, rng)
-        written.append(_write_snapshot(out, cluster, p, step, n_steps, ts, rates, averages, ema, tp_ema, rng))
+        path, seen = _write_snapshot(out, cluster, p, step, n_steps, ts, rates, averages, ema, tp_ema, rng, balancer)
+        written.append(path)
+        if balancer:  # what the leader decides on this snapshot shows in the next one
+            cluster.events.extend(balancer.balance(cluster, *seen, ts, ts + p.interval_minutes * 60_000))
         if progress:
             progress(step + 1, n_steps, written[-1])
     return written
 
 
-def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, averages, ema, tp_ema, rng) -> Path:
+def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, averages, ema, tp_ema, rng,
+                    balancer=None) -> tuple[Path, tuple]:
+    """The snapshot's directory, and what its leader sees: (reports, bundle data, failure domains)."""
     n_bundles, n_brokers = len(c.bundle_ns), len(c.broker_ids)
     t_in = rate_in * c.msg_size
     rate_out = rate_in * c.fanout
@@ -84,12 +92,11 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
         weights = Weights.from_config(runtime)
         writer.write_json(layout.BROKERS, {"brokers": [c.broker_ids[b] for b in live],
                                            "leader": {"serviceUrl": f"http://{leader}", "brokerId": leader}})
-        writer.write_json(layout.DYNAMIC_CONFIG, {"loadBalancerSheddingEnabled": "true"})
+        writer.write_json(layout.DYNAMIC_CONFIG, balancer.dynamic if balancer else {"loadBalancerSheddingEnabled": "true"})
         half = (len(live) + 1) // 2
-        writer.write_json(layout.FAILURE_DOMAINS, {
-            "zone-a": {"brokers": [c.broker_ids[b] for b in live[:half]]},
-            "zone-b": {"brokers": [c.broker_ids[b] for b in live[half:]]},
-        })
+        zones = {"zone-a": [c.broker_ids[b] for b in live[:half]], "zone-b": [c.broker_ids[b] for b in live[half:]]}
+        writer.write_json(layout.FAILURE_DOMAINS, {z: {"brokers": bs} for z, bs in zones.items()})
+        reports, seen_data = {}, {}
         for ns in c.namespaces:
             doc = {"bundles": c.layouts[ns].to_bundles_data()}
             if ns in c.aa_group:
@@ -118,6 +125,7 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
                 "cacheSize": int(min(b_tin[i] * 2, 64 * 1024 * 1024))} for i in reported}
             report = _local_broker_data(c, b, ts, last_stats, rng)
             writer.write_json(layout.local_broker_data(bid), report)
+            reports[bid] = report
             tavg = {"shortTermMsgThroughputIn": 0.0, "shortTermMsgThroughputOut": 0.0, "shortTermMsgRateIn": 0.0,
                     "shortTermMsgRateOut": 0.0, "longTermMsgThroughputIn": 0.0, "longTermMsgThroughputOut": 0.0,
                     "longTermMsgRateIn": 0.0, "longTermMsgRateOut": 0.0}
@@ -148,10 +156,13 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
             writer.write_json(layout.top_bundles(bid), {"topBundlesLoadData": [
                 {"bundleName": f"{c.bundle_ns[i]}/{c.bundle_range[i]}", "stats": last_stats[
                     f"{c.bundle_ns[i]}/{c.bundle_range[i]}"]} for i in top]})
-        for i in sorted(stored):
-            writer.write_json(layout.bundle_data(f"{c.bundle_ns[i]}/{c.bundle_range[i]}"), {
+        for i in np.flatnonzero(loaded):  # the leader's in-memory averages of every reported bundle
+            seen_data[f"{c.bundle_ns[i]}/{c.bundle_range[i]}"] = {
                 "shortTermData": averages.as_json(i, SHORT_SAMPLES), "longTermData": averages.as_json(i, LONG_SAMPLES),
-                "topics": int(b_topics[i])})
+                "topics": int(b_topics[i])}
+        for i in sorted(stored):  # the ones it wrote to the metadata store
+            writer.write_json(layout.bundle_data(f"{c.bundle_ns[i]}/{c.bundle_range[i]}"),
+                              seen_data[f"{c.bundle_ns[i]}/{c.bundle_range[i]}"])
         manifest = {
             "formatVersion": FORMAT_VERSION, "cluster": c.name, "snapshotTimestampMs": ts,
             "snapshotTime": datetime.fromtimestamp(ts / 1000, tz=timezone.utc).isoformat().replace("+00:00", "Z"),
@@ -162,7 +173,8 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
             "generator": {"preset": p.name, "seed": c.seed, "step": step, "events": [
                 e for e in c.events if e["ts"] == ts]},
         }
-        return writer.commit(manifest)
+        domains = {b: z for z, bs in zones.items() for b in bs}
+        return writer.commit(manifest), (reports, seen_data, domains)
     except BaseException:
         writer.abort()
         raise

@@ -72,7 +72,8 @@ def _json(root: Path, rel: str, required: bool = True):
         raise InputError(str(path), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
 
 
-def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE) -> Snapshot:
+def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_topics: bool = True) -> Snapshot:
+    """``with_topics=False`` skips the topic-level stats (the largest files) for callers that do not read them."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(str(root), "(directory)", "a snapshot directory")
@@ -86,7 +87,7 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE) -> Snap
     for b in brokers:
         if layout.local_broker_data(b) not in missing:
             reports[b] = _json(root, layout.local_broker_data(b))
-        if layout.topic_stats(b) not in missing:
+        if with_topics and layout.topic_stats(b) not in missing:
             topics[b] = _json(root, layout.topic_stats(b))
         if layout.ownership(b) not in missing:
             for bundle in _json(root, layout.ownership(b)) or {}:

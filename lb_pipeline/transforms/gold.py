@@ -139,7 +139,7 @@ def _ownership_and_groups(ownership: DataFrame, namespaces: DataFrame) -> DataFr
     return own.join(_as_map(namespaces, "namespace", "anti_affinity_group", "groups"), KEYS, "full")
 
 
-def _cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame,
+def cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame,
                       failure_domains: DataFrame) -> DataFrame:
     """Per snapshot: ownership, anti-affinity groups, isolation policies and failure domains, as JSON (small)."""
     isolation = config_rows.where(F.col("source") == ISOLATION_SOURCE)
@@ -155,7 +155,7 @@ def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, tim
     destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains."""
     tagged = (_tagged(broker_reports, "broker").unionByName(_tagged(bundle_reports, "bundle"))
               .unionByName(_tagged(time_averages, "average"))
-              .unionByName(_meta_rows(_cluster_policies(ownership, namespaces, config_rows, failure_domains))))
+              .unionByName(_meta_rows(cluster_policies(ownership, namespaces, config_rows, failure_domains))))
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
 
 

@@ -1,0 +1,64 @@
+"""Stage ``simulation``: the load model, every strategy closed-loop over the day against the baselines, and the
+recommended strategy and thresholds (gold)."""
+
+import json
+
+import dagster as dg
+
+from assets.common import day_config, key, options, write_table
+from assets.resources import LakeResource, SparkResource
+from lb_pipeline.transforms import simulation as sim
+
+
+class SweepConfig(dg.Config):
+    """How wide the night's sweep is: parameter sets per strategy (the cluster's own first) and seeds per set."""
+
+    sets_per_strategy: int = 1
+    seeds: int = 1
+
+
+@dg.asset(key=["gold", "load_model"], deps=[key("bronze", "broker_reports")], **options("simulation"))
+def load_model(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """Per broker and resource: how usage answers the traffic served (robust fit), with R² and residual spread."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    written, meta = write_table(s, lk, sim.load_model(lk.read(s, "bronze", "broker_reports", day)), "gold", "load_model", day)
+    meta["fits_from_cluster_pool"] = dg.MetadataValue.int(written.where("source = 'cluster'").count())
+    return dg.MaterializeResult(metadata=meta)
+
+
+_SIM_OPTIONS = {k: v for k, v in options("simulation").items() if k != "kinds"}  # multi_asset: kinds go on the specs
+_SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "config", "ownership", "namespaces",
+                                         "failure_domains")] + [key("gold", "load_model")]
+
+
+@dg.multi_asset(specs=[dg.AssetSpec(["gold", "simulation_runs"], deps=_SIM_DEPS, kinds={"spark", "delta"}),
+                       dg.AssetSpec(["gold", "simulation_timeseries"], deps=_SIM_DEPS, kinds={"spark", "delta"})],
+                **_SIM_OPTIONS)
+def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: SparkResource, lake: LakeResource):
+    """Every strategy and baseline simulated cycle by cycle over the day: one summary row per run, one row per cycle."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    cfg = day_config(s, lk, day)
+    runs = sim.run_list(cfg, sets_per_strategy=config.sets_per_strategy, seeds=tuple(range(config.seeds)))
+    context.log.info(f"simulating {len(runs)} runs per cluster")
+    policies = sim.policy_rows(*(lk.read(s, "bronze", t, day) for t in ("ownership", "namespaces", "config",
+                                                                          "failure_domains")))
+    result = sim.simulate_runs(s, lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
+                               lk.read(s, "gold", "load_model", day), policies, cfg, runs).persist()
+    try:
+        runs_written, runs_meta = write_table(s, lk, sim.runs_table(result), "gold", "simulation_runs", day)
+        _, ts_meta = write_table(s, lk, sim.timeseries_table(result), "gold", "simulation_timeseries", day)
+    finally:
+        result.unpersist()
+    yield dg.MaterializeResult(asset_key=["gold", "simulation_runs"], metadata=runs_meta)
+    yield dg.MaterializeResult(asset_key=["gold", "simulation_timeseries"], metadata=ts_meta)
+
+
+@dg.asset(key=["gold", "recommendations"], deps=[key("gold", "simulation_runs"), key("bronze", "config")],
+          **options("simulation"))
+def recommendations(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """The strategy and thresholds to run, why, and the ``broker.conf`` lines and admin commands that set them."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    pdf = sim.recommendations(lk.read(s, "gold", "simulation_runs", day), day_config(s, lk, day))
+    written, meta = write_table(s, lk, s.createDataFrame(pdf, sim.RECOMMENDATION_SCHEMA), "gold", "recommendations", day)
+    meta["recommended"] = dg.MetadataValue.json({r.cluster: r.strategy for r in pdf.itertuples()})
+    return dg.MaterializeResult(metadata=meta)

@@ -1,0 +1,35 @@
+"""The report's "Which strategy for this cluster" section: runs against the baselines, the recommendation, and
+the load spread over the day per run (gold tables of the simulation; small, safe to collect)."""
+
+from __future__ import annotations
+
+import json
+
+POINTS = 120  # per series in the chart: enough for a day's shape, small enough for the file
+
+
+def simulation_context(read) -> dict | None:
+    runs_df, rec_df, ts_df = (read("gold", t) for t in ("simulation_runs", "recommendations", "simulation_timeseries"))
+    if runs_df is None or ts_df is None:
+        return None
+    runs = [r.asDict() for r in runs_df.orderBy("usage_std_mean", "reconnections", "run_id").collect()]
+    for r in runs:
+        r["params"] = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(r["params"] or "{}").items())) or "as configured"
+    rec = rec_df.collect()[0].asDict() if rec_df is not None and rec_df.count() else None
+    if rec:
+        rec["commands"] = [c for c in (rec["commands"] or "").split("\n") if c]
+    rows = ts_df.select("run_id", "strategy", "ts", "usage_std").orderBy("run_id", "ts").collect()
+    series: dict[str, list[float]] = {}
+    stamps: list = []
+    for r in rows:
+        series.setdefault(f"{r.strategy} ({r.run_id.rsplit('#', 1)[-1]})", []).append(float(r.usage_std))
+        if len(series) == 1:
+            stamps.append(r.ts)
+    step = max(1, len(stamps) // POINTS)
+    series = {name: values[::step] for name, values in series.items()}
+    marks = stamps[::step]
+    labels = [marks[i].strftime("%H:%M") for i in range(0, len(marks), max(1, len(marks) // 6))] if marks else []
+    notes = sorted({n for r in runs for n in (r["notes"] or "").split("; ") if n.startswith(("bundle traffic", "bundles split"))})
+    checked = [r for r in runs if r.get("recorded_unloads") is not None]
+    return {"runs": runs, "recommendation": rec, "series": series, "labels": labels, "notes": notes,
+            "validation": checked[0] if checked else None}

@@ -1,0 +1,116 @@
+"""What decides moves in a simulated cluster: Pulsar's strategies, and the two baselines they are measured against.
+
+Each balancer answers one cycle with unloads (source, bundle, destination) and owns the placement path that
+places bundles left without an owner (their broker left or restarted):
+
+* the modular four run ``ModularLoadManagerImpl.doLoadShedding`` (``algorithms.shedding.driver``) with their
+  grace period, hit counts and EMAs carried from cycle to cycle, unloads placed by the cluster's placement strategy;
+* ``TransferShedder`` (extensible load manager) reads ``BrokerLoadData`` and top-k bundles derived from the
+  simulated reports, as a migrating user's brokers would publish them; it picks destinations itself, and its
+  orphaned bundles go through ``LeastResourceUsageWithWeight``, the extensible manager's default selection;
+* ``no-balancing`` never unloads (ownership frozen at the first snapshot, orphans still placed);
+* ``as-recorded`` moves each bundle to the owner the next snapshot shows (the history the cluster really had).
+"""
+
+from __future__ import annotations
+
+import random
+
+from lb_pipeline.algorithms.shedding.common import LoadData, Unload
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
+from lb_pipeline.algorithms.shedding.placement import LeastResourceUsageWithWeight
+from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
+from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
+from lb_pipeline.model.config import PulsarConfig
+
+STRATEGIES = (*MODULAR_STRATEGIES, "TransferShedder")
+BASELINES = ("no-balancing", "as-recorded")
+
+
+class Balancer:
+    name = ""
+    placement: ModularPlacement
+
+    def unloads(self, load: LoadData, config: PulsarConfig, now_ms: int, state: ClusterState, view: dict) -> list[Unload]:
+        raise NotImplementedError
+
+    def place(self, bundle: str, load: LoadData, config: PulsarConfig, state: ClusterState, view: dict) -> str | None:
+        """Where a bundle without a live owner goes: the placement path (``selectBrokerForAssignment``)."""
+        return self.placement.assign(bundle, load, config, state)
+
+
+class Modular(Balancer):
+    def __init__(self, strategy: str, config: PulsarConfig, seed: int, placement: str | None = None):
+        self.name = strategy
+        self.run = ModularShedding.named(strategy, config, seed, placement)
+        self.placement = self.run.placement
+        self.notes = list(self.run.notes)
+
+    def unloads(self, load, config, now_ms, state, view):
+        return self.run.run_cycle(load, config, now_ms, state).unloads
+
+
+class Transfer(Balancer):
+    name = "TransferShedder"
+
+    def __init__(self, seed: int):
+        self.shedder, self.derived = TransferShedder(), DerivedLoadState()
+        self.placement = ModularPlacement(LeastResourceUsageWithWeight(rng=random.Random(seed)))
+        self.notes = ["TransferShedder reads BrokerLoadData derived from the simulated LocalBrokerData; orphaned "
+                      "bundles are placed by LeastResourceUsageWithWeight"]
+
+    def unloads(self, load, config, now_ms, state, view):
+        ext = derive_from_modular(load.brokers, config, now_ms, self.derived, state.groups, view["owners"])
+        return self.shedder.run_cycle(ext, config, now_ms).unloads
+
+
+class Frozen(Balancer):
+    name = "no-balancing"
+
+    def __init__(self, config: PulsarConfig, seed: int):
+        self.placement = Modular("OverloadShedder", config, seed).placement  # the configured placement path
+        self.notes = ["no shedding: ownership frozen at the first snapshot; orphaned bundles placed as Pulsar would"]
+
+    def unloads(self, load, config, now_ms, state, view):
+        return []
+
+
+class Recorded(Balancer):
+    name = "as-recorded"
+
+    def __init__(self, config: PulsarConfig, seed: int, history):
+        self.placement = Modular("OverloadShedder", config, seed).placement
+        self.history = history
+        self.notes = ["ownership as the snapshots recorded it; moves happen at snapshot times"]
+
+    def place(self, bundle, load, config, state, view):
+        recorded = self.history.owner[view["snapshot"], view["bundle_index"][bundle]]
+        if recorded >= 0 and self.history.brokers[recorded] in load.brokers:
+            return self.history.brokers[recorded]
+        return super().place(bundle, load, config, state, view)
+
+    def unloads(self, load, config, now_ms, state, view):
+        if not view["new_snapshot"]:
+            return []
+        h, i = self.history, view["snapshot"]
+        out = []
+        for bundle, current in view["owners"].items():
+            n = view["bundle_index"][bundle]
+            recorded = h.owner[i, n]
+            if recorded >= 0 and h.brokers[recorded] != current and h.brokers[recorded] in load.brokers:
+                out.append(Unload("as-recorded", current, bundle, "Recorded", "ownership", 0.0, 0.0, 0.0, "",
+                                  destination=h.brokers[recorded]))
+        return out
+
+
+def make_balancer(name: str, config: PulsarConfig, seed: int, history=None, placement: str | None = None) -> Balancer:
+    if name in MODULAR_STRATEGIES:
+        return Modular(name, config, seed, placement)
+    if name == "TransferShedder":
+        return Transfer(seed)
+    if name == "no-balancing":
+        return Frozen(config, seed)
+    if name == "as-recorded":
+        return Recorded(config, seed, history)
+    raise ValueError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES + BASELINES)}")

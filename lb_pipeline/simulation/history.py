@@ -1,0 +1,147 @@
+"""A cluster's recorded history as arrays: what the simulation replays (who was up, what each bundle carried).
+
+Built from the bronze ``broker_reports`` and ``bundle_reports`` rows of one cluster. Snapshot ``i`` holds from its
+time until the next one; between two snapshots a bundle's traffic is interpolated linearly (the simulation runs a
+cycle per ``loadBalancerSheddingIntervalMinutes``, the snapshots come far less often — outputs say so). A bundle
+seen in one snapshot and not in the next (split or deleted in the recorded history) keeps its last traffic until
+the next snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from lb_pipeline.simulation.load_model import RESOURCES
+
+TRAFFIC = ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")
+CLIENTS = ("producer_count", "consumer_count")
+MAX_GAP_FACTOR = 3  # an interval longer than this many typical intervals is a gap in the history
+
+
+@dataclass
+class History:
+    cluster: str
+    times: np.ndarray  # (S,) epoch ms, ascending
+    brokers: list[str]  # every broker seen, sorted
+    live: np.ndarray  # (S, B) bool: the broker reported in that snapshot
+    limits: np.ndarray  # (S, B, 5) resource limits (RESOURCES order), last known carried forward
+    usage: np.ndarray  # (S, B, 5) resource usage as reported (NaN when not reporting)
+    start: np.ndarray  # (S, B) startTimestamp (ms), -1 when not reporting
+    meta: dict[str, dict]  # broker → brokerVersionString / loadManagerClassName
+    bundles: list[str]  # every bundle seen, sorted
+    present: np.ndarray  # (S, N) bool
+    traffic: np.ndarray  # (S, N, 4) TRAFFIC
+    clients: np.ndarray  # (S, N, 2) producers, consumers
+    topics: np.ndarray  # (S, N) topic count
+    owner: np.ndarray  # (S, N) recorded owner (broker index), -1 when absent
+    notes: list[str] = field(default_factory=list)
+
+    def snapshot_at(self, t_ms: int) -> int:
+        return int(np.searchsorted(self.times, t_ms, side="right") - 1)
+
+    def traffic_at(self, t_ms: int) -> np.ndarray:
+        """(N, 4) bundle traffic at ``t_ms``: linear between the snapshots around it where the bundle is in both."""
+        i = self.snapshot_at(t_ms)
+        now = self.traffic[i]
+        if i + 1 >= len(self.times) or t_ms == self.times[i]:
+            return now.copy()
+        frac = (t_ms - self.times[i]) / (self.times[i + 1] - self.times[i])
+        both = self.present[i] & self.present[i + 1]
+        out = now.copy()
+        out[both] = now[both] + (self.traffic[i + 1][both] - now[both]) * frac
+        return out
+
+    def cycle_times(self, interval_minutes: int) -> np.ndarray:
+        if interval_minutes <= 0:
+            raise ValueError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval_minutes}")
+        return np.arange(self.times[0], self.times[-1] + 1, interval_minutes * 60_000, dtype=np.int64)
+
+    def events(self) -> list[dict]:
+        """Recorded events: brokers added, removed and restarted (from startTimestamp), and traffic spikes (the
+        cluster's message rate up by half or more from one snapshot to the next)."""
+        out = []
+        for i in range(1, len(self.times)):
+            t = int(self.times[i])
+            for b, name in enumerate(self.brokers):
+                was, now = self.live[i - 1, b], self.live[i, b]
+                if now and not was:
+                    out.append({"ts": t, "type": "broker-added", "broker": name})
+                elif was and not now:
+                    out.append({"ts": t, "type": "broker-removed", "broker": name})
+                elif was and now and self.start[i, b] != self.start[i - 1, b]:
+                    out.append({"ts": t, "type": "broker-restarted", "broker": name})
+            before = float(self.traffic[i - 1][:, :2].sum())
+            after = float(self.traffic[i][:, :2].sum())
+            if before > 0 and after >= 1.5 * before:
+                out.append({"ts": t, "type": "traffic-spike", "broker": None})
+        return out
+
+
+def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame) -> History:
+    """``brokers``/``bundles``: bronze ``broker_reports``/``bundle_reports`` rows of ``cluster`` (any order)."""
+    if brokers.empty:
+        raise ValueError(f"cluster {cluster!r}: no broker reports in the history")
+    ts = lambda s: (pd.to_datetime(s, utc=True).astype("int64") // 1_000_000).to_numpy(np.int64)  # noqa: E731
+    brokers = brokers.assign(t_ms=ts(brokers["snapshot_ts"]))
+    bundles = bundles.assign(t_ms=ts(bundles["snapshot_ts"])) if not bundles.empty else bundles.assign(t_ms=[])
+    times = np.unique(brokers["t_ms"].to_numpy())
+    _check_gaps(cluster, times)
+    names = sorted(brokers["broker"].unique())
+    bix = {b: i for i, b in enumerate(names)}
+    s_of = {int(t): i for i, t in enumerate(times)}
+    S, B = len(times), len(names)
+    live = np.zeros((S, B), bool)
+    limits = np.full((S, B, len(RESOURCES)), np.nan)
+    usage = np.full((S, B, len(RESOURCES)), np.nan)
+    start = np.full((S, B), -1, np.int64)
+    meta: dict[str, dict] = {}
+    for r in brokers.sort_values("t_ms").itertuples(index=False):
+        s, b = s_of[int(r.t_ms)], bix[r.broker]
+        live[s, b] = True
+        limits[s, b] = [getattr(r, f"{res}_limit") for res in RESOURCES]
+        usage[s, b] = [getattr(r, f"{res}_usage") for res in RESOURCES]
+        start[s, b] = int(r.start_timestamp_ms) if pd.notna(r.start_timestamp_ms) else 0
+        meta[r.broker] = {k: v for k, v in (("brokerVersionString", r.broker_version),
+                                            ("loadManagerClassName", r.load_manager)) if isinstance(v, str) and v}
+    limits = pd.DataFrame(limits.reshape(S, -1)).ffill().bfill().to_numpy().reshape(S, B, len(RESOURCES))
+    bnames = sorted(bundles["bundle"].unique()) if not bundles.empty else []
+    nix = {b: i for i, b in enumerate(bnames)}
+    N = len(bnames)
+    present = np.zeros((S, N), bool)
+    traffic = np.zeros((S, N, len(TRAFFIC)))
+    clients = np.zeros((S, N, len(CLIENTS)))
+    topics = np.zeros((S, N), np.int64)
+    owner = np.full((S, N), -1, np.int64)
+    notes = []
+    unknown = bundles[~bundles["broker"].isin(bix)] if not bundles.empty else bundles
+    if len(unknown):
+        notes.append(f"{len(unknown)} bundle row(s) from brokers without a load report were left out")
+    for r in bundles[bundles["broker"].isin(bix)].itertuples(index=False) if N else ():
+        s, n = s_of.get(int(r.t_ms)), nix[r.bundle]
+        if s is None:
+            continue  # a bundle row of a snapshot without broker reports
+        if present[s, n]:
+            raise ValueError(f"cluster {cluster!r}: bundle {r.bundle} reported by two brokers at snapshot {times[s]}")
+        present[s, n] = True
+        traffic[s, n] = [float(getattr(r, c) or 0.0) for c in TRAFFIC]
+        clients[s, n] = [int(getattr(r, c) or 0) for c in CLIENTS]
+        topics[s, n] = int(r.topics or 0)
+        owner[s, n] = bix[r.broker]
+    return History(cluster, times, names, live, limits, usage, start, meta, bnames, present, traffic, clients, topics,
+                   owner, notes)
+
+
+def _check_gaps(cluster: str, times: np.ndarray) -> None:
+    if len(times) < 2:
+        raise ValueError(f"cluster {cluster!r}: the history needs two snapshots or more, it has {len(times)}")
+    steps = np.diff(times)
+    typical = float(np.median(steps))
+    gaps = np.flatnonzero(steps > MAX_GAP_FACTOR * typical)
+    if len(gaps):
+        at = pd.to_datetime(int(times[gaps[0]]), unit="ms", utc=True).isoformat()
+        raise ValueError(f"cluster {cluster!r}: the history has a gap of {steps[gaps[0]] / 60_000:.0f} minutes after "
+                         f"{at} (typical interval {typical / 60_000:.0f} minutes); simulate the days on either side "
+                         "separately")

@@ -1,0 +1,107 @@
+"""A day's history straight from a landing folder, without Spark: the operator's quick what-if path.
+
+Reads only what the simulation needs — each snapshot's ``lb/brokers/*.json`` (``LocalBrokerData`` with its
+``lastStats``) through the same parser as ingest — and the configuration of the day's last snapshot. A file that
+does not parse is left out and named in the notes, as ingest would quarantine it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from lb_pipeline.errors import LbError
+from lb_pipeline.formats.brokers import parse_local_broker_data
+from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes
+from lb_pipeline.simulation.policies import Policies
+from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots.load import load_snapshot
+
+
+def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> tuple[str, list[Path]]:
+    root = Path(landing)
+    clusters = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not clusters:
+        raise LbError(f"{root}: no cluster folders (expected <landing>/<cluster>/<snapshot time>/)")
+    if cluster is None:
+        if len(clusters) > 1:
+            raise LbError(f"{root} holds several clusters ({', '.join(clusters)}); choose one with --cluster")
+        cluster = clusters[0]
+    if cluster not in clusters:
+        raise LbError(f"{root}: no cluster {cluster!r}; found {', '.join(clusters)}")
+    dirs = sorted(p for p in (root / cluster).iterdir() if p.is_dir() and p.name.startswith(day))
+    if len(dirs) < 2:
+        raise LbError(f"{root / cluster}: {len(dirs)} snapshot(s) on {day}; the simulation needs two or more")
+    return cluster, dirs
+
+
+def read_history(landing: str | Path, day: str, cluster: str | None = None, profile: str | None = None):
+    """(cluster, broker rows, bundle rows, effective config of the last snapshot, notes, per-snapshot policies)."""
+    cluster, dirs = snapshot_dirs(landing, day, cluster)
+    root = Path(landing).resolve()
+    brokers, bundles, notes, policies = [], [], [], Policies()
+    for d in dirs:
+        try:
+            ts = pd.Timestamp(datetime.strptime(d.name, layout.TS_FORMAT), tz="UTC")
+        except ValueError:
+            notes.append(f"{d}: not a snapshot folder name ({layout.TS_FORMAT}); left out")
+            continue
+        policies.add(int(ts.timestamp() * 1000), *_policies(d, root, notes))
+        for f in sorted((d / "lb" / "brokers").glob("*.json")):
+            refused = _refused(f, root)
+            if refused:
+                notes.append(f"{f}: {refused}; left out")
+                continue
+            try:
+                doc = load_json(f.read_bytes())
+            except FileProblem as exc:
+                notes.append(f"{f}: {exc}; left out")
+                continue
+            b_rows, b_problems, s_rows, s_problems = parse_local_broker_data(doc, layout.broker_from_file_stem(f.stem))
+            for p in b_problems + s_problems:
+                notes.append(f"{f}: {p.field}: {p.reason}; left out")
+            brokers += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in b_rows]
+            bundles += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in s_rows]
+    last = load_snapshot(dirs[-1], **({"profile": profile} if profile else {}), with_topics=False)
+    return cluster, pd.DataFrame(brokers), pd.DataFrame(bundles), last.config, notes, policies
+
+
+def _read(path: Path, root: Path, notes: list[str]):
+    if not path.exists():
+        return None
+    refused = _refused(path, root)
+    try:
+        if refused:
+            raise FileProblem("(file)", refused)
+        return load_json(path.read_bytes())
+    except FileProblem as exc:
+        notes.append(f"{path}: {exc}; left out")
+        return None
+
+
+def _policies(d: Path, root: Path, notes: list[str]) -> tuple[dict, dict, dict]:
+    """(namespace → anti-affinity group, broker → failure domain, isolation policies) of one snapshot."""
+    groups = {}
+    for f in sorted((d / "namespaces").rglob("*.json")):
+        doc = _read(f, root, notes)
+        if isinstance(doc, dict) and isinstance(doc.get("antiAffinityGroup"), str):
+            groups[str(f.relative_to(d / "namespaces"))[: -len(".json")]] = doc["antiAffinityGroup"]
+    domains = {}
+    for domain, v in (_read(d / layout.FAILURE_DOMAINS, root, notes) or {}).items():
+        for b in (v or {}).get("brokers", []) if isinstance(v, dict) else []:
+            domains[b] = domain
+    isolation = _read(d / layout.ISOLATION_POLICIES, root, notes)
+    return groups, domains, isolation if isinstance(isolation, dict) else {}
+
+
+def _refused(path: Path, root: Path) -> str | None:
+    """The landing folder is a boundary: no links out of it, no devices, nothing larger than LB_MAX_FILE_BYTES."""
+    if path.is_symlink() or not path.resolve().is_relative_to(root):
+        return "a link (only regular files inside the landing folder are read)"
+    if not path.is_file():
+        return "not a regular file"
+    if path.stat().st_size > max_file_bytes():
+        return f"larger than {max_file_bytes():,} bytes (LB_MAX_FILE_BYTES)"
+    return None

@@ -1,0 +1,66 @@
+"""Every run of a sweep in this process, one after the other: the CLI's path (the nightly job runs them on Spark)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import pandas as pd
+
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
+from lb_pipeline.simulation.policies import Policies
+from lb_pipeline.simulation.run import simulate
+from lb_pipeline.simulation.sweep import recommend_from_runs
+
+
+def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, config: PulsarConfig, runs: list[dict],
+                 progress: Callable[[int, dict, int, int], None] | None = None,
+                 policies: Policies | None = None) -> dict:
+    """Fit the load model, run each of ``runs`` (from ``sweep.run_list``), recommend. Returns a JSON-ready dict."""
+    history = build_history(cluster, brokers, bundles)
+    model_table = fit_load_model(brokers)
+    model = LoadModel.from_table(model_table, history.brokers)
+    results, notes = [], list(history.notes)
+    for k, run in enumerate(runs):
+        tick = (lambda done, total, k=k, run=run: progress(k, run, done, total)) if progress else None
+        r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick)
+        results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
+                        "seed": run["seed"], **r.summary})
+        notes += [n for n in r.notes if n not in notes]
+    fits = model_table.groupby("resource").agg(median_r2=("r2", "median"), pooled=("source", lambda s: int((s == "cluster").sum())))
+    return {"cluster": cluster, "snapshots": len(history.times), "brokers": len(history.brokers),
+            "bundles": len(history.bundles), "runs": results, "recommendation": recommend_from_runs(results, config),
+            "load_model": fits.reset_index().to_dict("records"), "notes": notes}
+
+
+def progress_bar(total_runs: int):
+    """A progress callback for :func:`simulate_all` drawing one bar per run on stderr (about 20 updates a run)."""
+    def show(k: int, run: dict, done: int, total: int) -> None:
+        if done == total or done % max(1, total // 20) == 0:
+            bar = "#" * int(30 * done / total)
+            print(f"\r[{k + 1}/{total_runs}] {run['strategy']:<20} [{bar:<30}] {done}/{total} cycles", end="",
+                  file=sys.stderr, flush=True)
+            if done == total:
+                print(file=sys.stderr)
+    return show
+
+
+def render_text(result: dict) -> str:
+    lines = [f"{result['cluster']}: {result['snapshots']} snapshots, {result['brokers']} brokers, "
+             f"{result['bundles']} bundles", "",
+             f"{'run':<22}{'parameters':<58}{'imbalance':>10}{'p95 max/mean':>13}{'overloaded min':>15}"
+             f"{'unloads':>9}{'ping-pong':>10}{'reconnects':>11}"]
+    for r in sorted(result["runs"], key=lambda r: (r["usage_std_mean"], r["reconnections"])):
+        params = ", ".join(f"{k}={v}" for k, v in sorted(r["params"].items())) or "as configured"
+        lines.append(f"{r['strategy']:<22}{params[:57]:<58}{r['usage_std_mean']:>10.1%}{r['max_over_mean_p95']:>13.2f}"
+                     f"{r['overloaded_broker_minutes']:>15}{r['unloads']:>9}{r['ping_pongs']:>10}{r['reconnections']:>11,}")
+    rec = result["recommendation"]
+    lines += ["", "recommendation: " + rec["rationale"]]
+    if rec["broker_conf"]:
+        lines += ["", "broker.conf:", *("  " + x for x in rec["broker_conf"].splitlines())]
+    if rec["commands"]:
+        lines += ["", "or, on a running cluster:", *("  " + c for c in rec["commands"])]
+    lines += ["", *("note: " + n for n in result["notes"])]
+    return "\n".join(lines)

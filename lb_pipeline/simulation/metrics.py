@@ -1,0 +1,100 @@
+"""What a simulated run cost and bought: balance over time, churn, client reconnections, convergence after events.
+
+Load is ``getMaxResourceUsageWithWeight`` per live broker (what every modular shedder and the placement compare).
+"Balanced" — the state a run converges to after a recorded event — means no live broker idle (owning no bundle),
+none above ``loadBalancerBrokerOverloadedThresholdPercentage``, and the hottest broker within
+``loadBalancerBrokerThresholdShedderPercentage`` points of the mean (ThresholdShedder's own band).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from lb_pipeline.model.config import PulsarConfig
+
+PING_PONG_MINUTES = 30
+TIMESERIES_COLUMNS = ["ts", "snapshot", "interpolated", "brokers", "bundles", "usage_mean", "usage_std", "usage_max",
+                      "max_over_mean", "overloaded_brokers", "idle_brokers", "unloads", "placements", "reconnections",
+                      "rate_recorded", "rate_served", "unowned_bundles", "balanced"]
+MOVE_COLUMNS = ["ts", "bundle", "source", "destination", "reason", "kind", "clients", "ping_pong"]
+
+
+def timeseries(cycles, config: PulsarConfig, snapshot_times) -> pd.DataFrame:
+    over = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+    band = config.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0
+    snaps = set(int(t) for t in snapshot_times)
+    rows = []
+    for c in cycles:
+        w = c.weighted_max
+        mean = float(w.mean()) if len(w) else 0.0
+        peak = float(w.max()) if len(w) else 0.0
+        idle = int((c.bundles_owned == 0).sum())
+        overloaded = int((w > over).sum())
+        unloads = [m for m in c.moves if m["kind"] == "unload"]
+        rows.append({
+            "ts": c.ts, "snapshot": c.snapshot, "interpolated": c.ts not in snaps, "brokers": len(c.brokers),
+            "bundles": int(c.bundles_owned.sum()) + c.unowned, "usage_mean": mean,
+            "usage_std": float(w.std()) if len(w) else 0.0, "usage_max": peak,
+            "max_over_mean": peak / mean if mean > 0 else float("nan"), "overloaded_brokers": overloaded,
+            "idle_brokers": idle, "unloads": len(unloads), "placements": len(c.moves) - len(unloads),
+            "reconnections": sum(m["clients"] for m in c.moves), "rate_recorded": c.rate_recorded,
+            "rate_served": c.rate_served, "unowned_bundles": c.unowned,
+            "balanced": idle == 0 and overloaded == 0 and peak - mean <= band})
+    return pd.DataFrame(rows, columns=TIMESERIES_COLUMNS)
+
+
+def moves(cycles, ping_pong_minutes: int = PING_PONG_MINUTES) -> pd.DataFrame:
+    """Every move; ``ping_pong`` when an unload moves a bundle that moved within the last ``ping_pong_minutes``."""
+    last: dict[str, int] = {}
+    rows = []
+    window = ping_pong_minutes * 60_000
+    for c in cycles:
+        for m in c.moves:
+            before = last.get(m["bundle"])
+            rows.append({"ts": c.ts, **m, "ping_pong": m["kind"] == "unload" and before is not None
+                         and c.ts - before <= window})
+            last[m["bundle"]] = c.ts
+    return pd.DataFrame(rows, columns=MOVE_COLUMNS)
+
+
+def convergence(ts: pd.DataFrame, events: list[dict]) -> list[dict]:
+    """Minutes from each recorded event to the first balanced cycle at or after it (None: not before the end)."""
+    out = []
+    times, balanced = ts["ts"].to_numpy(), ts["balanced"].to_numpy(bool)
+    for e in events:
+        after = np.flatnonzero((times >= e["ts"]) & balanced)
+        minutes = (times[after[0]] - e["ts"]) / 60_000 if len(after) else None
+        out.append({**e, "minutes_to_converge": minutes})
+    return out
+
+
+def grace_violations(mv: pd.DataFrame, grace_minutes: int) -> int:
+    """Unloads of a bundle no more than ``loadBalancerSheddingGracePeriodMinutes`` after its previous unload (Pulsar
+    forgets an unload only once more than the grace period has passed)."""
+    unloads = mv[mv["kind"] == "unload"].sort_values("ts") if len(mv) else mv
+    if not len(unloads):
+        return 0
+    gaps = unloads.groupby("bundle")["ts"].diff().dropna()
+    return int((gaps <= grace_minutes * 60_000).sum())
+
+
+def summary(ts: pd.DataFrame, mv: pd.DataFrame, events: list[dict], interval_minutes: int,
+            grace_minutes: int | None = None) -> dict:
+    """``grace_minutes``: the grace period a strategy run must respect (None for the baselines)."""
+    conv = convergence(ts, events)
+    done = [c["minutes_to_converge"] for c in conv if c["minutes_to_converge"] is not None]
+    unloads = mv[mv["kind"] == "unload"] if len(mv) else mv
+    return {
+        "cycles": len(ts),
+        "usage_std_mean": float(ts["usage_std"].mean()) if len(ts) else 0.0,
+        "max_over_mean_p95": float(np.nanpercentile(ts["max_over_mean"], 95)) if ts["max_over_mean"].notna().any() else float("nan"),
+        "overloaded_broker_minutes": int(ts["overloaded_brokers"].sum()) * interval_minutes,
+        "idle_broker_minutes": int(ts["idle_brokers"].sum()) * interval_minutes,
+        "unloads": len(unloads), "placements": int(ts["placements"].sum()), "splits": 0,
+        "ping_pongs": int(unloads["ping_pong"].sum()) if len(unloads) else 0,
+        "grace_violations": grace_violations(mv, grace_minutes) if grace_minutes is not None else 0,
+        "reconnections": int(ts["reconnections"].sum()),
+        "events": len(conv), "events_converged": len(done),
+        "minutes_to_converge_max": max(done) if done else None,
+    }

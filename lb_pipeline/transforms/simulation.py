@@ -1,0 +1,129 @@
+"""Gold: the load model per cluster, and the closed-loop simulation runs in parallel on Spark.
+
+The load model is fitted per cluster (``applyInPandas`` over the day's broker reports). The simulation runs one group
+per (cluster, run): the history rows (broker reports, bundle reports, the cluster's load model) are crossed with the
+small run list built on the driver, so Spark spreads the runs over its cores and no history reaches the driver.
+Each group emits one row per cycle and one summary row; the two tables are cut from that one result.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.transforms.gold import cluster_policies
+from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
+from lb_pipeline.simulation.policies import Policies
+from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
+from lb_pipeline.simulation.run import simulate
+from lb_pipeline.simulation.sweep import recommend_from_runs, run_list
+
+LOAD_MODEL_SCHEMA = ("cluster string, snapshot_date string, broker string, resource string, source string, "
+                     "intercept double, coef_rate double, coef_tput_in double, coef_tput_out double, r2 double, "
+                     "residual_std double, samples int")
+RUN_KEYS = "cluster string, snapshot_date string, run_id string, strategy string, params string, seed int"
+SUMMARY = ("usage_std_mean double, max_over_mean_p95 double, overloaded_broker_minutes long, idle_broker_minutes long, "
+           "unloads_total long, placements_total long, splits long, ping_pongs long, grace_violations long, "
+           "reconnections_total long, events int, "
+           "events_converged int, minutes_to_converge_max double, cycles int, recorded_unloads int, "
+           "predicted_unloads int, matched_unloads int, destinations_agree int, precision double, recall double, "
+           "notes string")
+CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles int, usage_mean double, "
+         "usage_std double, usage_max double, max_over_mean double, overloaded_brokers int, idle_brokers int, "
+         "unloads int, placements int, reconnections long, rate_recorded double, rate_served double, "
+         "unowned_bundles int, balanced boolean")
+OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}"
+_TOTALS = {"unloads": "unloads_total", "placements": "placements_total", "reconnections": "reconnections_total"}
+_BROKER_COLS = ["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "start_timestamp_ms",
+                "broker_version", "load_manager", *(f"{r}_{x}" for r in ("cpu", "memory", "direct_memory", "bandwidth_in",
+                                                                         "bandwidth_out") for x in ("usage", "limit"))]
+_BUNDLE_COLS = ["bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "producer_count",
+                "consumer_count", "topics"]
+
+
+def _names(schema: str) -> list[str]:
+    return [c.strip().split(" ")[0] for c in schema.split(",")]
+
+
+def load_model(broker_reports: DataFrame) -> DataFrame:
+    """``gold/load_model``: one fit per (cluster, broker, resource) with its quality."""
+    def fit(pdf: pd.DataFrame) -> pd.DataFrame:
+        table = fit_load_model(pdf)
+        return table.assign(cluster=pdf["cluster"].iloc[0], snapshot_date=pdf["snapshot_date"].max())[_names(LOAD_MODEL_SCHEMA)]
+    return broker_reports.groupBy("cluster").applyInPandas(fit, LOAD_MODEL_SCHEMA)
+
+
+def policy_rows(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame,
+                failure_domains: DataFrame) -> DataFrame:
+    """Per snapshot: anti-affinity groups, isolation policies and failure domains as JSON (small maps)."""
+    return (cluster_policies(ownership, namespaces, config_rows, failure_domains)
+            .select("cluster", "snapshot_ts", "snapshot_date", F.unix_millis("snapshot_ts").alias("t_ms"), "groups",
+                    "isolation", "domains"))
+
+
+def _simulate_group(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
+    cluster, run = pdf["cluster"].iloc[0], pdf.iloc[0]
+    day = pdf["snapshot_date"].dropna().max()
+    brokers, bundles = (pdf[pdf["kind"] == k] for k in ("broker", "bundle"))
+    history = build_history(cluster, brokers, bundles)
+    model = LoadModel.from_table(pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS], history.brokers)
+    params = json.loads(run["params"])
+    policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
+    result = simulate(history, model, config, run["strategy"], params, int(run["seed"]), policies)
+    keys = {"cluster": cluster, "snapshot_date": day, "run_id": run["run_id"], "strategy": run["strategy"],
+            "params": run["params"], "seed": int(run["seed"])}
+    cycles = result.timeseries.assign(**keys, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True))
+    totals = {_TOTALS.get(k, k): v for k, v in result.summary.items()}
+    summary = pd.DataFrame([{**keys, "kind": "run", **totals, "notes": "; ".join(result.notes)}])
+    out = pd.concat([cycles, summary], ignore_index=True)
+    for c in _names(OUTPUT_SCHEMA):
+        if c not in out:
+            out[c] = None
+    return out[_names(OUTPUT_SCHEMA)]
+
+
+def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,
+                  config: PulsarConfig, runs: list[dict]) -> DataFrame:
+    """Every run of ``runs`` on every cluster's history: cycle rows (``kind = 'cycle'``) and one summary row each."""
+    run_df = spark.createDataFrame([(r["run_id"], r["strategy"], json.dumps(r["params"], sort_keys=True), r["seed"])
+                                    for r in runs], "run_id string, strategy string, params string, seed int")
+    rows = (broker_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BROKER_COLS)
+            .withColumn("kind", F.lit("broker"))
+            .unionByName(bundle_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BUNDLE_COLS)
+                         .withColumn("kind", F.lit("bundle")), allowMissingColumns=True)
+            .unionByName(model.withColumn("kind", F.lit("model")), allowMissingColumns=True)
+            .unionByName(policies.withColumn("kind", F.lit("policy")), allowMissingColumns=True))
+    groups = rows.crossJoin(F.broadcast(run_df)).repartition(max(1, len(runs)), "cluster", "run_id")
+    return groups.groupBy("cluster", "run_id").applyInPandas(lambda pdf: _simulate_group(pdf, config), OUTPUT_SCHEMA)
+
+
+def timeseries_table(result: DataFrame) -> DataFrame:
+    return result.where(F.col("kind") == "cycle").select(*_names(RUN_KEYS), *_names(CYCLE))
+
+
+def runs_table(result: DataFrame) -> DataFrame:
+    back = {v: k for k, v in _TOTALS.items()}
+    return result.where(F.col("kind") == "run").select(*_names(RUN_KEYS),
+                                                       *(F.col(c).alias(back.get(c, c)) for c in _names(SUMMARY)))
+
+
+RECOMMENDATION_SCHEMA = ("cluster string, snapshot_date string, strategy string, params string, rationale string, "
+                         "broker_conf string, commands string")
+
+
+def recommendations(runs: DataFrame, config: PulsarConfig) -> pd.DataFrame:
+    """Per cluster, from the (small) runs table: the recommended strategy and values, why, and the commands."""
+    out = []
+    pdf = runs.toPandas()
+    for (cluster, day), group in pdf.groupby(["cluster", "snapshot_date"]):
+        rows = [{**r, "params": json.loads(r["params"])} for r in group.to_dict("records")]
+        rec = recommend_from_runs(rows, config)
+        out.append({"cluster": cluster, "snapshot_date": day, "strategy": rec["strategy"],
+                    "params": json.dumps(rec["params"], sort_keys=True), "rationale": rec["rationale"],
+                    "broker_conf": rec["broker_conf"], "commands": "\n".join(rec["commands"])})
+    return pd.DataFrame(out, columns=_names(RECOMMENDATION_SCHEMA))

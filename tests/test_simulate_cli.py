@@ -1,0 +1,57 @@
+"""``lb-pipeline simulate`` on a landing folder: every strategy against the baselines, a recommendation, clear
+errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from lb_pipeline.cli import main
+from tests.conftest import DEMO_DAY
+
+
+def test_simulate_reports_every_run_and_a_recommendation_as_json(demo_landing, capsys):
+    assert main(["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--json"]) == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out)
+    strategies = [r["strategy"] for r in result["runs"]]
+    assert strategies == ["no-balancing", "as-recorded", "OverloadShedder", "ThresholdShedder", "UniformLoadShedder",
+                          "AvgShedder", "TransferShedder"]
+    assert result["snapshots"] == 4 and result["brokers"] >= 6
+    assert all(r["cycles"] == 181 and r["grace_violations"] == 0 for r in result["runs"])
+    baseline = next(r for r in result["runs"] if r["strategy"] == "no-balancing")
+    rec = result["recommendation"]
+    if rec["strategy"]:
+        chosen = next(r for r in result["runs"] if r["strategy"] == rec["strategy"] and r["params"] == rec["params"])
+        assert chosen["usage_std_mean"] < baseline["usage_std_mean"]
+    assert any("interpolated linearly between snapshots" in n for n in result["notes"])
+    assert "[7/7] TransferShedder" in out.err and "181/181 cycles" in out.err  # the progress bar
+
+
+def test_simulate_text_lists_runs_best_balanced_first(demo_landing, capsys):
+    assert main(["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--quiet",
+                 "--strategy", "ThresholdShedder", "--set", "loadBalancerSheddingGracePeriodMinutes=5"]) == 0
+    out = capsys.readouterr()
+    assert out.err == ""
+    table = out.out.split("\n\n")[1].splitlines()
+    assert table[0].startswith("run") and len(table) == 4
+    assert "recommendation:" in out.out
+
+
+def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
+    assert main(["simulate", "--landing", str(demo_landing), "--day", "2031-01-01"]) == 2
+    assert "0 snapshot(s) on 2031-01-01" in capsys.readouterr().err
+    assert main(["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--set", "loadBalancerFoo=1"]) == 2
+    assert "unknown Pulsar configuration key(s) loadBalancerFoo" in capsys.readouterr().err
+    assert main(["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--strategy", "NoShedder"]) == 2
+    assert "unknown strategy 'NoShedder'" in capsys.readouterr().err
+    assert main(["simulate", "--day", DEMO_DAY]) == 2
+    assert "--landing FOLDER or --lake ROOT" in capsys.readouterr().err
+    # a broken load report is left out and named; the rest of the day is simulated
+    landing = tmp_path / "landing"
+    shutil.copytree(demo_landing, landing)
+    victim = sorted(landing.glob("*/*/lb/brokers/*.json"))[0]
+    victim.write_text("{not json")
+    assert main(["simulate", "--landing", str(landing), "--day", DEMO_DAY, "--json", "--quiet"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(str(victim) in n and "left out" in n for n in notes)

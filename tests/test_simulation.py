@@ -1,0 +1,149 @@
+"""The closed-loop simulation on scripted clusters whose right answer is known, and its invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from tests.simulated import START, bundle_names, cpu_model, history_and_model, scripted
+
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
+from lb_pipeline.simulation.engine import Simulation
+from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.load_model import LoadModel
+from lb_pipeline.simulation.run import run_config, simulate
+
+EVERYONE = (*STRATEGIES, "no-balancing", "as-recorded")
+
+# broker-3 joins at snapshot 4, broker-2 restarts at 6, broker-1 leaves at 8; the recorded owners move accordingly
+EVENTFUL = dict(n_brokers=4, n_bundles=32, rate=lambda s, k: 300.0 + 40 * (k % 5) * (1 + s % 3),
+                live=lambda s, b: not (b == 3 and s < 4) and not (b == 1 and s >= 8),
+                start=lambda s, b: 2 if (b == 2 and s >= 6) else 1,
+                owner=lambda s, k: (k % 3) if s < 8 else (0, 2, 3)[k % 3])
+
+
+@pytest.fixture(scope="module")
+def eventful():
+    return history_and_model(**EVENTFUL)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("strategy", ["ThresholdShedder", "UniformLoadShedder", "AvgShedder", "TransferShedder"])
+def test_one_overloaded_broker_among_idle_ones_settles_in_bounded_cycles_without_ping_pong(strategy, seed):
+    # every bundle on broker-0 (98 % CPU), three idle brokers; 3 % of CPU per bundle
+    h, m = history_and_model(n_brokers=4, n_bundles=32, msg_bytes=20000, rate=lambda s, k: 500.0)
+    run = simulate(h, m, PulsarConfig(), strategy, seed=seed)
+    ts = run.timeseries
+    assert ts["usage_max"].iloc[0] > 0.85
+    unsettled = np.flatnonzero(~ts["balanced"].to_numpy())
+    assert unsettled[-1] + 1 <= 45  # balanced from then to the end of the history
+    assert ts["usage_max"].iloc[-1] <= 0.40
+    assert run.summary["ping_pongs"] == 0
+    assert 16 <= run.summary["unloads"] <= 40  # about three quarters of the bundles must move, not many more
+
+
+def test_without_balancing_the_overloaded_broker_stays_overloaded():
+    h, m = history_and_model(n_brokers=4, n_bundles=16)
+    run = simulate(h, m, PulsarConfig(), "no-balancing")
+    assert run.summary["unloads"] == 0
+    assert run.summary["overloaded_broker_minutes"] == len(run.timeseries)
+
+
+def test_a_history_that_makes_threshold_shedder_oscillate_is_reported_as_ping_pong():
+    # two brokers, three equal bundles: two on one broker is always above the mean plus the band
+    h, m = history_and_model(n_brokers=2, n_bundles=3, msg_bytes=20000, rate=lambda s, k: 5000.0)
+    wobbly = simulate(h, m, PulsarConfig(), "ThresholdShedder", {"loadBalancerSheddingGracePeriodMinutes": 0})
+    assert wobbly.summary["ping_pongs"] >= 3
+    guarded = simulate(h, m, PulsarConfig(), "ThresholdShedder")
+    assert guarded.summary["ping_pongs"] == 0  # the 30-minute grace period keeps a bundle from coming straight back
+
+
+@pytest.mark.parametrize("strategy", EVERYONE)
+def test_every_cycle_conserves_traffic_and_every_bundle_has_one_live_owner(eventful, strategy):
+    h, m = eventful
+    sim = simulate(h, m, PulsarConfig(), strategy, seed=3)
+    ts = sim.timeseries
+    assert np.allclose(ts["rate_served"], ts["rate_recorded"])
+    assert (ts["unowned_bundles"] == 0).all()
+    assert (ts["bundles"] == 32).all()
+    gone = sim.moves[sim.moves["ts"] >= h.times[8]]
+    assert "broker-1:8080" not in set(gone["destination"])
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_no_bundle_is_unloaded_again_inside_the_grace_period(strategy):
+    h, m = history_and_model(n_brokers=2, n_bundles=3, msg_bytes=20000, rate=lambda s, k: 5000.0, snapshots=25)
+    mv = simulate(h, m, PulsarConfig(), strategy).moves
+    unloads = mv[mv["kind"] == "unload"].sort_values("ts")
+    gaps = unloads.groupby("bundle")["ts"].diff().dropna()
+    assert (gaps > 30 * 60_000).all()
+
+
+@pytest.mark.parametrize("strategy", ["AvgShedder", "TransferShedder", "ThresholdShedder"])
+def test_a_run_is_determined_by_its_seed(eventful, strategy):
+    h, m = eventful
+    a, b = (simulate(h, m, PulsarConfig(), strategy, seed=5) for _ in range(2))
+    pd.testing.assert_frame_equal(a.timeseries, b.timeseries)
+    pd.testing.assert_frame_equal(a.moves, b.moves)
+
+
+def test_brokers_join_leave_and_restart_as_recorded(eventful):
+    h, m = eventful
+    assert [(e["type"], e["broker"]) for e in h.events()] == [
+        ("broker-added", "broker-3:8080"), ("broker-restarted", "broker-2:8080"), ("broker-removed", "broker-1:8080")]
+    run = simulate(h, m, PulsarConfig(), "no-balancing")
+    placed = run.moves[run.moves["kind"] == "orphan"]
+    restart, removal = placed[placed["ts"] == h.times[6]], placed[placed["ts"] == h.times[8]]
+    assert set(restart["source"]) == {"broker-2:8080"} and len(restart) > 0
+    assert set(removal["source"]) == {"broker-1:8080"} and len(removal) > 0
+    assert "broker-2:8080" not in set(restart["destination"])
+    assert run.timeseries.loc[run.timeseries["ts"] == h.times[8], "brokers"].item() == 3
+
+
+def test_as_recorded_follows_the_recorded_ownership(eventful):
+    h, m = eventful
+    run = simulate(h, m, PulsarConfig(), "as-recorded")
+    owner = {b: h.brokers[h.owner[0, n]] for n, b in enumerate(h.bundles)}
+    by_ts = run.moves.groupby("ts")
+    for s, t in enumerate(h.times):
+        if t in by_ts.groups:
+            for m_ in by_ts.get_group(t).itertuples():
+                owner[m_.bundle] = m_.destination
+        assert owner == {b: h.brokers[h.owner[s, n]] for n, b in enumerate(h.bundles)}, s
+
+
+def test_a_bundle_split_in_the_recorded_history_starts_on_its_parents_simulated_owner():
+    parent, children = bundle_names(2)[0], bundle_names(4)[:2]  # t/ns 0x0-0x8 and its halves
+    names = [parent, *bundle_names(2, "t/b"), *children]
+    # recorded: parent and a small bundle on broker-1, a hot one on broker-0, broker-2 idle; at snapshot 3 the
+    # parent splits and both halves stay on broker-1
+    owner = lambda s, k: (1 if s < 3 else None, 1, 0, *(((1,) if s >= 3 else (None,)) * 2))[k]  # noqa: E731
+    rate = lambda s, k: (2000.0, 50.0, 2000.0, 1000.0, 1000.0)[k]  # noqa: E731
+    brokers, bundles = scripted(n_brokers=3, snapshots=6, bundles=names, owner=owner, rate=rate, msg_bytes=20000)
+    h = build_history("c", brokers, bundles)
+    m = LoadModel.from_table(cpu_model(h.brokers, per_msg=0.02), h.brokers)
+    sim = Simulation(h, m, run_config(PulsarConfig(), {})[0], make_balancer("ThresholdShedder", PulsarConfig(), 0))
+    for t in h.cycle_times(1):
+        cycle = sim.step(int(t))
+        if t == h.times[3] - 60_000:
+            home = sim.owner[h.bundles.index(parent)]
+            assert h.brokers[home] != "broker-1:8080"  # the simulation moved the parent off broker-1
+        if t == h.times[3]:
+            assert not [m for m in cycle.moves if m["kind"] == "orphan"]
+            came_from = {m["bundle"]: m["source"] for m in cycle.moves}  # this cycle's shedding may move one on
+            assert [came_from.get(c, h.brokers[sim.owner[h.bundles.index(c)]]) for c in children] == [h.brokers[home]] * 2
+            break
+
+
+def test_bad_input_is_refused_with_what_and_where():
+    brokers, bundles = scripted(snapshots=6)
+    late = brokers[brokers["snapshot_ts"] == brokers["snapshot_ts"].max()].assign(
+        snapshot_ts=START + pd.Timedelta(hours=5))
+    with pytest.raises(ValueError, match=r"cluster 'c': the history has a gap of 250 minutes after 2026-01-15T00:50"):
+        build_history("c", pd.concat([brokers, late]), bundles)
+    h, m = history_and_model()
+    with pytest.raises(ValueError, match="unknown strategy 'LeastShedder'"):
+        simulate(h, m, PulsarConfig(), "LeastShedder")
+    with pytest.raises(ValueError, match="unknown Pulsar configuration key.*loadBalancerBrokerThresholdShedderPercent"):
+        simulate(h, m, PulsarConfig(), "ThresholdShedder", {"loadBalancerBrokerThresholdShedderPercent": 5})

@@ -1,0 +1,47 @@
+"""The simulation's gold tables from the nightly job on the demo day: complete, conserved, and equal to the
+same runs done in one process from the landing folder."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import functions as F
+
+from lb_pipeline.simulation.landing import read_history
+from lb_pipeline.simulation.local import simulate_all
+from lb_pipeline.simulation.sweep import run_list
+from tests.conftest import DEMO_DAY
+
+pytestmark = pytest.mark.spark
+
+
+def test_the_load_model_fits_every_broker_and_resource(lake, spark):
+    model = lake.read(spark, "gold", "load_model", DEMO_DAY)
+    brokers = lake.read(spark, "bronze", "broker_reports", DEMO_DAY).select("broker").distinct().count()
+    assert model.count() == brokers * 5
+    nic = model.where(F.col("resource").isin("bandwidth_in", "bandwidth_out")).agg(F.min("r2")).first()[0]
+    assert nic > 0.95  # the demo's NIC usage follows its throughput
+
+
+def test_every_run_is_complete_and_conserves_traffic(lake, spark):
+    runs = lake.read(spark, "gold", "simulation_runs", DEMO_DAY)
+    ts = lake.read(spark, "gold", "simulation_timeseries", DEMO_DAY)
+    assert sorted(r.strategy for r in runs.collect()) == sorted(
+        ["no-balancing", "as-recorded", "OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder",
+         "TransferShedder"])
+    assert runs.where("grace_violations > 0").count() == 0
+    per_run = {r.run_id: r["count"] for r in ts.groupBy("run_id").count().collect()}
+    assert per_run == {r.run_id: r.cycles for r in runs.collect()}
+    assert ts.where(F.abs(F.col("rate_served") - F.col("rate_recorded")) > 1e-6 * F.col("rate_recorded")).count() == 0
+    assert ts.where("unowned_bundles > 0").count() == 0
+
+
+def test_spark_runs_equal_the_same_runs_in_one_process(lake, spark, demo_landing):
+    cluster, brokers, bundles, config, _, policies = read_history(demo_landing, DEMO_DAY)
+    local = simulate_all(cluster, brokers, bundles, config, run_list(config), policies=policies)
+    on_spark = {r.strategy: r for r in lake.read(spark, "gold", "simulation_runs", DEMO_DAY).collect()}
+    for r in local["runs"]:
+        s = on_spark[r["strategy"]]
+        assert (s.unloads, s.reconnections, s.ping_pongs) == (r["unloads"], r["reconnections"], r["ping_pongs"]), r["strategy"]
+        assert s.usage_std_mean == pytest.approx(r["usage_std_mean"], rel=1e-9)
+    rec = lake.read(spark, "gold", "recommendations", DEMO_DAY).first()
+    assert rec.strategy == local["recommendation"]["strategy"]

@@ -1,0 +1,63 @@
+"""The generator balances a cluster with a chosen strategy; the simulation of that strategy predicts the unloads
+it recorded (precision and recall ≥ 0.9 on the demo preset), and the simulation of another strategy does not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lb_pipeline.errors import LbError
+from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.landing import read_history
+from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
+from lb_pipeline.simulation.run import run_config
+from lb_pipeline.simulation.validation import configured_strategy, predict_recorded, recorded_unloads
+from lb_pipeline.snapshots.generate import generate
+
+DAY = "2026-01-15"
+
+
+@pytest.fixture(scope="module", params=["ThresholdShedder", "UniformLoadShedder", "OverloadShedder", "AvgShedder"])
+def balanced(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp(f"balanced-{request.param}")
+    dirs = generate(out, "demo", seed=5, balance=request.param)
+    cluster, brokers, bundles, config, _, policies = read_history(out, DAY)
+    history = build_history(cluster, brokers, bundles)
+    model = LoadModel.from_table(fit_load_model(brokers), history.brokers)
+    return request.param, dirs, history, model, run_config(config, {})[0], policies
+
+
+def test_the_snapshots_record_the_strategy_and_its_unloads(balanced):
+    strategy, dirs, history, _, config, _ = balanced
+    assert configured_strategy(config) == strategy
+    assert config.get_int("loadBalancerSheddingIntervalMinutes") == 60  # one leader cycle per snapshot
+    events = [e for d in dirs for e in json.loads((d / "manifest.json").read_text())["generator"]["events"]
+              if e["type"] == "unload"]
+    assert len(events) >= 3
+    # every recorded unload the ownership shows is one the generator's strategy made
+    made = {(e["decided_at"], e["bundle"]) for e in events}
+    assert {(int(history.times[s]), b) for s, b in recorded_unloads(history)} <= made
+
+
+def test_the_simulation_of_the_configured_strategy_predicts_what_it_did(balanced):
+    strategy, _, history, model, config, policies = balanced
+    result = predict_recorded(history, model, config, strategy, policies=policies)
+    assert result["recorded_unloads"] >= 3
+    assert result["precision"] >= 0.9 and result["recall"] >= 0.9, result
+    assert result["destinations_agree"] >= 0.9 * result["matched_unloads"]
+
+
+def test_the_simulation_of_another_strategy_does_not(balanced):
+    strategy, _, history, model, config, policies = balanced
+    other = "OverloadShedder" if strategy != "OverloadShedder" else "UniformLoadShedder"
+    result = predict_recorded(history, model, config, other, policies=policies)
+    assert not (result["precision"] >= 0.9 and result["recall"] >= 0.9), result
+
+
+def test_the_generator_balances_only_with_a_modular_strategy(tmp_path):
+    with pytest.raises(ValueError, match="balances with a modular strategy.*not 'TransferShedder'"):
+        generate(tmp_path, "demo", snapshots=2, balance="TransferShedder")
+    assert not list(tmp_path.glob("*/*/manifest.json"))
+    with pytest.raises(LbError):
+        read_history(tmp_path, DAY)

@@ -1,0 +1,68 @@
+"""Sweeps, the Pareto front and the recommendation with its configuration lines and commands."""
+
+from __future__ import annotations
+
+import pytest
+
+from lb_pipeline.model.config import IMPL, PulsarConfig
+from lb_pipeline.simulation.sweep import DEFAULT_GRIDS, pareto_front, param_sets, recommend, run_list
+
+
+def test_a_sweep_covers_the_grid_or_spreads_a_limited_number_of_sets_over_it():
+    full = param_sets("ThresholdShedder", PulsarConfig())
+    assert len(full) == 12 and len({tuple(sorted(p.items())) for p in full}) == 12
+    some = param_sets("ThresholdShedder", PulsarConfig(), limit=4)
+    assert len(some) == 4 and some[0] == full[0] and some[-1] != full[3]
+    assert {k for p in some for k in p} == set(DEFAULT_GRIDS["ThresholdShedder"])
+
+
+def test_a_sweep_refuses_keys_pulsar_does_not_have():
+    with pytest.raises(ValueError, match="ThresholdShedder sweep: unknown Pulsar configuration key.*loadBalancerFoo"):
+        param_sets("ThresholdShedder", PulsarConfig(), {"loadBalancerFoo": [1]})
+    with pytest.raises(ValueError, match="unknown strategy 'FooShedder'"):
+        run_list(PulsarConfig(), ["FooShedder"])
+
+
+def test_the_run_list_starts_each_strategy_with_the_clusters_own_configuration():
+    runs = run_list(PulsarConfig(), ["AvgShedder", "TransferShedder"], sets_per_strategy=3, seeds=(0, 1))
+    assert [r["strategy"] for r in runs[:2]] == ["no-balancing", "as-recorded"]
+    avg = [r for r in runs if r["strategy"] == "AvgShedder"]
+    assert len(avg) == 6 and avg[0]["params"] == {} and {r["seed"] for r in avg} == {0, 1}
+    assert len({r["run_id"] for r in runs}) == len(runs)
+
+
+def run(strategy, imbalance, churn, **params):
+    return {"strategy": strategy, "params": params, "imbalance": imbalance, "churn": churn}
+
+
+def test_the_front_keeps_only_runs_nothing_beats_on_both_axes():
+    runs = [run("A", 0.1, 900), run("B", 0.2, 100), run("C", 0.2, 950), run("D", 0.15, 400), run("E", 0.3, 100)]
+    assert [r["strategy"] for r in pareto_front(runs)] == ["A", "D", "B"]
+
+
+def test_the_recommendation_is_the_knee_with_its_configuration_and_dynamic_commands():
+    runs = [run("ThresholdShedder", 0.10, 5000, loadBalancerBrokerThresholdShedderPercentage=5),
+            run("AvgShedder", 0.12, 800, loadBalancerAvgShedderHighThreshold=30),
+            run("OverloadShedder", 0.30, 10)]
+    rec = recommend(runs, baseline_imbalance=0.35, config=PulsarConfig())
+    assert rec["strategy"] == "AvgShedder"
+    assert "66% below no balancing" in rec["rationale"] and "800 client reconnections" in rec["rationale"]
+    assert rec["broker_conf"].splitlines() == [f"loadBalancerLoadSheddingStrategy={IMPL}AvgShedder",
+                                               f"loadBalancerLoadPlacementStrategy={IMPL}AvgShedder",
+                                               "loadBalancerAvgShedderHighThreshold=30"]
+    # the placement strategy is not a dynamic setting: no admin command for it
+    assert rec["commands"] == [
+        f"pulsar-admin brokers update-dynamic-config --config loadBalancerLoadSheddingStrategy --value {IMPL}AvgShedder",
+        "pulsar-admin brokers update-dynamic-config --config loadBalancerAvgShedderHighThreshold --value 30"]
+
+
+def test_no_recommendation_when_nothing_beats_leaving_ownership_alone():
+    rec = recommend([run("ThresholdShedder", 0.2, 100)], baseline_imbalance=0.2, config=PulsarConfig())
+    assert rec["strategy"] is None and "keep the current configuration" in rec["rationale"]
+    assert rec["commands"] == [] and rec["broker_conf"] == ""
+
+
+def test_settings_already_in_force_are_not_repeated():
+    rec = recommend([run("ThresholdShedder", 0.1, 10, loadBalancerBrokerThresholdShedderPercentage=10)], 0.3,
+                    PulsarConfig())
+    assert rec["broker_conf"] == "" and rec["commands"] == []  # the defaults are ThresholdShedder with 10
