@@ -36,7 +36,7 @@ def _context(**over):
         "replay_accuracy": {"strategy": EVIL, "predicted": 3, "moved": 4, "confirmed": 2, "destination_agrees": 1,
                             "precision": 2 / 3, "recall": 0.5},
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
-        "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1,
+        "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1, "on_front": True,
                                  "max_over_mean_p95": 1.2, "overloaded_broker_minutes": 3, "unloads": 2, "ping_pongs": 0,
                                  "reconnections": 40, "events": 1, "events_converged": 1}],
                        "recommendation": {"strategy": "AvgShedder", "rationale": f"because {EVIL}",
@@ -114,6 +114,7 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
             assert page.get_by_test_id("near-threshold").is_visible()
             assert page.locator("[data-testid=simulation-table] tbody tr").count() == runs
             assert page.locator("[data-testid=simulation-chart] svg polyline").count() == runs
+            assert page.locator("[data-testid=pareto-chart] svg circle").count() == runs
             if recommended.strategy:
                 assert recommended.strategy in page.get_by_test_id("recommendation").inner_text()
             rows = page.locator("[data-testid=strategy-table] tbody tr")

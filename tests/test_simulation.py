@@ -147,3 +147,12 @@ def test_bad_input_is_refused_with_what_and_where():
         simulate(h, m, PulsarConfig(), "LeastShedder")
     with pytest.raises(ValueError, match="unknown Pulsar configuration key.*loadBalancerBrokerThresholdShedderPercent"):
         simulate(h, m, PulsarConfig(), "ThresholdShedder", {"loadBalancerBrokerThresholdShedderPercent": 5})
+
+
+def test_the_nightly_job_simulates_the_longest_stretch_of_a_history_with_a_gap():
+    brokers, bundles = scripted(snapshots=6)
+    late = brokers[brokers["snapshot_ts"] == brokers["snapshot_ts"].max()].assign(
+        snapshot_ts=START + pd.Timedelta(hours=5))
+    h = build_history("c", pd.concat([brokers, late]), bundles, gaps="longest")
+    assert len(h.times) == 6
+    assert "1 gap(s); simulated its longest stretch without one" in h.notes[0] and "(6 of 7 snapshots)" in h.notes[0]

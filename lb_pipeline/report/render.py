@@ -48,6 +48,9 @@ def render_nightly(context: dict) -> str:
     sim = context.get("simulation")
     charts["simulation_svg"] = svg.lines(sim["series"], sim["labels"], "Load spread (std of weighted max usage) per run",
                                          "") if sim else ""
+    charts["pareto_svg"] = svg.scatter([(r["strategy"], r["usage_std_mean"], r["reconnections"], r["on_front"])
+                                        for r in sim["runs"]], "Imbalance against churn per run (red: the Pareto front)",
+                                       "imbalance (mean std of weighted max usage)", "client reconnections") if sim else ""
     return environment().get_template("nightly.html.j2").render(version=__version__, **context, **charts)
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from lb_pipeline.simulation.balancers import STRATEGIES
+from lb_pipeline.simulation.sweep import pareto_front
+
 POINTS = 120  # per series in the chart: enough for a day's shape, small enough for the file
 
 
@@ -15,6 +18,10 @@ def simulation_context(read) -> dict | None:
     runs = [r.asDict() for r in runs_df.orderBy("usage_std_mean", "reconnections", "run_id").collect()]
     for r in runs:
         r["params"] = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(r["params"] or "{}").items())) or "as configured"
+    front = {f["run_id"] for f in pareto_front([{**r, "imbalance": r["usage_std_mean"], "churn": r["reconnections"]}
+                                                for r in runs if r["strategy"] in STRATEGIES])}
+    for r in runs:
+        r["on_front"] = r["run_id"] in front
     rec = rec_df.collect()[0].asDict() if rec_df is not None and rec_df.count() else None
     if rec:
         rec["commands"] = [c for c in (rec["commands"] or "").split("\n") if c]

@@ -89,3 +89,30 @@ def lines(series: dict[str, list[float]], labels: list[str], title: str, unit: s
                      f'<text x="{left + 18}" y="{y + 6}" font-size="11">{escape(name)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def scatter(points: list[tuple[str, float, float, bool]], title: str, x_label: str, y_label: str) -> Markup:
+    """Labelled points (label, x, y, highlighted): the Pareto chart of imbalance against churn."""
+    width, height, left, bottom = 640, 260, 56, 36
+    xs, ys = [p[1] for p in points] or [0.0], [p[2] for p in points] or [0.0]
+    x_hi, y_hi = (max(xs) or 1.0) * 1.05, (max(ys) or 1.0) * 1.05
+    plot_w, plot_h = width - left - 10, height - bottom - 10
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return left + plot_w * x / x_hi, 10 + plot_h * (1 - y / y_hi)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
+             f'viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px">', f"<title>{escape(title)}</title>",
+             f'<line x1="{left}" y1="{10 + plot_h}" x2="{width - 10}" y2="{10 + plot_h}" stroke="#9ca3af"/>',
+             f'<line x1="{left}" y1="10" x2="{left}" y2="{10 + plot_h}" stroke="#9ca3af"/>',
+             f'<text x="{left + plot_w / 2}" y="{height - 6}" font-size="11" text-anchor="middle">{escape(x_label)}</text>',
+             f'<text x="12" y="{10 + plot_h / 2}" font-size="11" text-anchor="middle" '
+             f'transform="rotate(-90 12 {10 + plot_h / 2})">{escape(y_label)}</text>']
+    for label, x, y, hot in points:
+        cx, cy = at(x, y)
+        color = "#dc2626" if hot else "#2563eb"
+        parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{5 if hot else 4}" fill="{color}">'
+                     f"<title>{escape(label)}: {x:.1%} imbalance, {y:,.0f}</title></circle>"
+                     f'<text x="{cx + 7:.1f}" y="{cy + 4:.1f}" font-size="10">{escape(label)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -80,14 +80,21 @@ class History:
         return out
 
 
-def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame) -> History:
-    """``brokers``/``bundles``: bronze ``broker_reports``/``bundle_reports`` rows of ``cluster`` (any order)."""
+def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, gaps: str = "raise") -> History:
+    """``brokers``/``bundles``: bronze ``broker_reports``/``bundle_reports`` rows of ``cluster`` (any order).
+    ``gaps="longest"``: a history with gaps keeps its longest stretch without one (the nightly job must not stop on
+    a missing hour), and the history's notes say which; ``"raise"``: a gap is an error naming where it is."""
     if brokers.empty:
         raise ValueError(f"cluster {cluster!r}: no broker reports in the history")
     ts = lambda s: (pd.to_datetime(s, utc=True).astype("int64") // 1_000_000).to_numpy(np.int64)  # noqa: E731
     brokers = brokers.assign(t_ms=ts(brokers["snapshot_ts"]))
     bundles = bundles.assign(t_ms=ts(bundles["snapshot_ts"])) if not bundles.empty else bundles.assign(t_ms=[])
     times = np.unique(brokers["t_ms"].to_numpy())
+    gap_notes = []
+    if gaps == "longest":
+        times, gap_notes = _longest_stretch(cluster, times)
+        brokers = brokers[brokers["t_ms"].isin(times)]
+        bundles = bundles[bundles["t_ms"].isin(times)] if not bundles.empty else bundles
     _check_gaps(cluster, times)
     names = sorted(brokers["broker"].unique())
     bix = {b: i for i, b in enumerate(names)}
@@ -115,7 +122,7 @@ def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame) ->
     clients = np.zeros((S, N, len(CLIENTS)))
     topics = np.zeros((S, N), np.int64)
     owner = np.full((S, N), -1, np.int64)
-    notes = []
+    notes = list(gap_notes)
     unknown = bundles[~bundles["broker"].isin(bix)] if not bundles.empty else bundles
     if len(unknown):
         notes.append(f"{len(unknown)} bundle row(s) from brokers without a load report were left out")
@@ -132,6 +139,20 @@ def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame) ->
         owner[s, n] = bix[r.broker]
     return History(cluster, times, names, live, limits, usage, start, meta, bnames, present, traffic, clients, topics,
                    owner, notes)
+
+
+def _longest_stretch(cluster: str, times: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    if len(times) < 3:
+        return times, []
+    steps = np.diff(times)
+    cuts = np.flatnonzero(steps > MAX_GAP_FACTOR * float(np.median(steps))) + 1
+    if not len(cuts):
+        return times, []
+    parts = np.split(times, cuts)
+    best = max(parts, key=len)
+    iso = lambda t: pd.to_datetime(int(t), unit="ms", utc=True).isoformat()  # noqa: E731
+    return best, [f"cluster {cluster!r}: the history has {len(cuts)} gap(s); simulated its longest stretch without one, "
+                  f"{iso(best[0])} to {iso(best[-1])} ({len(best)} of {len(times)} snapshots)"]
 
 
 def _check_gaps(cluster: str, times: np.ndarray) -> None:

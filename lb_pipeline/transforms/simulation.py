@@ -70,17 +70,23 @@ def _simulate_group(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
     cluster, run = pdf["cluster"].iloc[0], pdf.iloc[0]
     day = pdf["snapshot_date"].dropna().max()
     brokers, bundles = (pdf[pdf["kind"] == k] for k in ("broker", "bundle"))
-    history = build_history(cluster, brokers, bundles)
+    keys = {"cluster": cluster, "snapshot_date": day, "run_id": run["run_id"], "strategy": run["strategy"],
+            "params": run["params"], "seed": int(run["seed"])}
+    try:
+        history = build_history(cluster, brokers, bundles, gaps="longest")
+    except ValueError as exc:  # a history too broken to simulate: say so in the run's row, the night goes on
+        return _frame(pd.DataFrame([{**keys, "kind": "run", "cycles": 0, "notes": f"not simulated: {exc}"}]))
     model = LoadModel.from_table(pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS], history.brokers)
     params = json.loads(run["params"])
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     result = simulate(history, model, config, run["strategy"], params, int(run["seed"]), policies)
-    keys = {"cluster": cluster, "snapshot_date": day, "run_id": run["run_id"], "strategy": run["strategy"],
-            "params": run["params"], "seed": int(run["seed"])}
     cycles = result.timeseries.assign(**keys, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True))
     totals = {_TOTALS.get(k, k): v for k, v in result.summary.items()}
     summary = pd.DataFrame([{**keys, "kind": "run", **totals, "notes": "; ".join(result.notes)}])
-    out = pd.concat([cycles, summary], ignore_index=True)
+    return _frame(pd.concat([cycles, summary], ignore_index=True))
+
+
+def _frame(out: pd.DataFrame) -> pd.DataFrame:
     for c in _names(OUTPUT_SCHEMA):
         if c not in out:
             out[c] = None
