@@ -6,11 +6,11 @@ executor would start a JVM per step (~10 s each).
 
 import dagster as dg
 
-from assets import ingest, quality, reports, shedding, simulation, splits, stats
+from assets import ingest, planning, quality, reports, shedding, simulation, splits, stats
 from assets.automation import landing_sensor, nightly_job, nightly_schedule
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
-all_assets = dg.load_assets_from_modules([ingest, stats, splits, shedding, simulation, reports])
+all_assets = dg.load_assets_from_modules([ingest, stats, splits, shedding, simulation, planning, reports])
 external_tables = [quality.validation_results]
 
 defs = dg.Definitions(

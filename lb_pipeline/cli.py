@@ -18,6 +18,8 @@ def _generate(args) -> int:
 
     if args.preset not in PRESETS:
         raise LbError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
+    if args.days < 1 or (args.snapshots is not None and args.snapshots < 1):
+        raise LbError("--days and --snapshots must be at least 1")
     out = Path(args.out)
     cluster_dir = out / args.cluster
     if cluster_dir.exists() and any(cluster_dir.iterdir()):
@@ -27,7 +29,8 @@ def _generate(args) -> int:
 
         shutil.rmtree(cluster_dir)
     dirs = generate(out, args.preset, seed=args.seed, start=args.start, cluster_name=args.cluster,
-                    snapshots=args.snapshots, progress=None if args.quiet else print_progress, balance=args.balance)
+                    snapshots=args.snapshots, progress=None if args.quiet else print_progress, balance=args.balance,
+                    days=args.days)
     print(f"wrote {len(dirs)} snapshots of {args.cluster} under {cluster_dir}")
     return 0
 
@@ -199,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", default="landing", help="landing folder (default ./landing)")
     g.add_argument("--seed", type=int, default=7)
     g.add_argument("--start", default="2026-01-15T00:00:00Z", help="time of the first snapshot (UTC)")
-    g.add_argument("--snapshots", type=int, default=None, help="override the preset's snapshot count")
+    g.add_argument("--snapshots", type=int, default=None, help="override the preset's snapshot count (per day)")
+    g.add_argument("--days", type=int, default=1, help="days of history (default 1); over several days traffic and "
+                                                       "topics grow, weekends are quieter and incidents happen")
     g.add_argument("--cluster", default="demo-cluster")
     g.add_argument("--force", action="store_true", help="replace existing snapshots of this cluster")
     g.add_argument("--balance", metavar="STRATEGY", help="balance the cluster with this modular shedding strategy "

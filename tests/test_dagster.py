@@ -21,7 +21,7 @@ def test_asset_keys_mirror_the_lake_and_groups_follow_stages():
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert {"bronze/topic_stats", "bronze/quarantine", "silver/bundle_stats", "silver/broker_usage"} <= keys
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
-    assert {"ingest", "stats", "splits", "shedding", "quality"} <= groups
+    assert {"ingest", "stats", "splits", "shedding", "simulation", "planning", "quality"} <= groups
     for k in graph.get_all_asset_keys():
         layer = k.path[0]
         assert layer in {"bronze", "silver", "gold", "reports"}

@@ -123,3 +123,47 @@ def test_checker_flags_a_bundle_with_two_owners_but_not_one_without(day, tmp_pat
 @pytest.mark.parametrize("name, brokers, topics", [("M", 100, 100_000), ("L", 500, 1_000_000)])
 def test_large_presets_have_the_documented_size(name, brokers, topics):
     assert (PRESETS[name].brokers, PRESETS[name].topics, PRESETS[name].snapshots) == (brokers, topics, 24)
+
+
+@pytest.fixture(scope="module")
+def fortnight(tmp_path_factory) -> list[Path]:
+    return generate(tmp_path_factory.mktemp("days"), "demo", seed=3, snapshots=4, days=14)
+
+
+def _day_totals(snapshots: list[Path]) -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for s in snapshots:
+        for f in (s / "lb/brokers").glob("*.json"):
+            totals[s.name[:10]] = totals.get(s.name[:10], 0.0) + json.loads(f.read_text())["msgRateIn"]
+    return totals
+
+
+def test_days_spread_their_snapshots_over_each_day_and_stay_consistent(fortnight):
+    assert len(fortnight) == 56
+    assert [s.name[11:13] for s in fortnight[:4]] == ["00", "06", "12", "18"]
+    assert len({s.name[:10] for s in fortnight}) == 14
+    for snapshot in fortnight[::9]:
+        assert validate_snapshot(snapshot) == [], snapshot
+
+
+def test_traffic_grows_from_week_to_week_and_weekends_are_quieter(fortnight):
+    totals = _day_totals(fortnight)  # 2026-01-15 is a Thursday: 17-18 and 24-25 are weekends
+    days = sorted(totals)
+    first_week, second_week = [totals[d] for d in days[:7]], [totals[d] for d in days[7:]]
+    assert sum(second_week) > 1.15 * sum(first_week)
+    assert totals["2026-01-17"] < 0.85 * totals["2026-01-16"] and totals["2026-01-19"] > totals["2026-01-18"] / 0.85
+
+
+def test_topics_are_created_over_the_days_and_incidents_are_recorded(fortnight):
+    def topics(s: Path) -> int:
+        return sum(json.loads(f.read_text())["numTopics"] for f in (s / "lb/brokers").glob("*.json"))
+
+    assert topics(fortnight[-1]) > topics(fortnight[0])
+    events = [e for s in fortnight for e in _load(s, layout.MANIFEST)["generator"]["events"]]
+    assert any(e.get("incident") for e in events)
+    assert {e["type"] for e in events} >= {"broker-added", "broker-removed", "broker-restarted"}
+
+
+def test_zero_days_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="days must be at least 1"):
+        generate(tmp_path / "c", "demo", days=0)

@@ -45,9 +45,42 @@ def _context(**over):
                        "notes": ["bundle traffic interpolated"],
                        "validation": {"strategy": EVIL, "matched_unloads": 3, "recorded_unloads": 4,
                                       "predicted_unloads": 3, "precision": 1.0, "recall": 0.75, "destinations_agree": 2}},
+        "capacity": None, "findings": [{"severity": "warning", "detector": "idle broker while others run hot", "items": [
+            {"severity": "warning", "detector": "idle broker while others run hot", "subject": f"b{EVIL}",
+             "summary": f"idle {EVIL}", "snapshots": 2, "evidence": f'[{{"broker": "{EVIL}"}}]', "action": f"unload {EVIL}"}]}],
+        "findings_trend": [{"night": DEMO_DAY, "critical": 1, "warning": 2, "info": 0},
+                           {"night": EVIL, "critical": 0, "warning": 1, "info": 3}],
     }
     ctx.update(over)
     return ctx
+
+
+def _capacity(nights: int) -> dict:
+    """A capacity context as ``report.planning`` builds it, with a forecast when ``nights`` >= 3."""
+    enough = nights >= 3
+    forecast = dict(forecast=[60.0 + i for i in range(30)], forecast_low=[55.0 + i for i in range(30)],
+                    forecast_high=[65.0 + i for i in range(30)]) if enough else dict(forecast=[], forecast_low=[], forecast_high=[])
+    head = {"subject": f"c{EVIL}", "status": "ok" if enough else "not enough history", "method": "trend + daily",
+            "history_days": nights, "current_peak": 59.0, "trend_per_day": 1.0, "threshold": 85.0,
+            "days_until_threshold": 26 if enough else None, "days_until_threshold_earliest": 20 if enough else None,
+            "days_until_threshold_latest": 35 if enough else None, "daily_peaks": [50.0 + i for i in range(nights)],
+            **forecast}
+    loss = {"subject": "largest broker", "resource": "cpu", "lost_brokers": [f"b{EVIL}"], "usage_after_loss": 90.0,
+            "headroom": -5.0, "brokers_to_add": 1, "brokers_to_add_in_30_days": 3}
+    return {"headline": head, "cluster": [head], "domains": [{**head, "subject": f"zone-{EVIL}"}] if enough else [],
+            "soonest": [{**head, "subject": f"b{EVIL}"}] if enough else [], "losses": [loss], "add_now": 1,
+            "add_later": 3, "namespaces": [], "nights": nights, "enough": enough,
+            "trend": [(d - nights + 1, v) for d, v in enumerate(head["daily_peaks"])]}
+
+
+def test_capacity_shows_a_forecast_chart_per_domain_with_enough_nights_and_says_so_without():
+    html = render_nightly(_context(capacity=_capacity(10)))
+    section = html.split('data-testid="capacity"')[1].split("</section>")[0]
+    assert section.count('data-testid="capacity-chart"') == 2 and section.count("<polygon") == 2
+    assert "in <b>26 days</b> (between 20 and 35)" in section and "Add 1 broker(s)" in section
+    assert EVIL not in html and "&lt;script&gt;" in section
+    thin = render_nightly(_context(capacity=_capacity(1))).split('data-testid="capacity"')[1].split("</section>")[0]
+    assert "Not enough history" in thin and "capacity-chart" not in thin and 'data-testid="loss-table"' in thin
 
 
 def test_text_from_inputs_is_escaped_everywhere():
@@ -97,6 +130,8 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
     evaluated = lake.read(spark, "gold", "validation_results", DEMO_DAY).count()
     runs = lake.read(spark, "gold", "simulation_runs", DEMO_DAY).count()
     (recommended,) = lake.read(spark, "gold", "recommendations", DEMO_DAY).select("strategy").collect()
+    findings = lake.read(spark, "gold", "pathologies", DEMO_DAY).select("detector").distinct().count()
+    losses = lake.read(spark, "gold", "capacity_forecast", DEMO_DAY).where("scope = 'loss'").count()
     OUT.mkdir(exist_ok=True)
     requests = []
     with sync_playwright() as p:
@@ -107,8 +142,12 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
             page = browser.new_page(viewport={"width": 1366, "height": 900})
             page.on("request", lambda r: requests.append(r.url))
             page.goto(report.as_uri())
-            for section in ("actions", "load", "strategies", "simulation", "splits", "anti-affinity", "quality", "provenance"):
+            for section in ("actions", "findings", "load", "capacity", "strategies", "simulation", "splits",
+                            "anti-affinity", "quality", "provenance"):
                 assert page.get_by_test_id(section).is_visible(), section
+            assert page.locator("[data-testid=findings-table] tbody tr").count() == findings
+            assert "Not enough history" in page.get_by_test_id("capacity-headline").inner_text()
+            assert page.locator("[data-testid=loss-table] tbody tr").count() == losses
             assert page.locator("[data-testid=heatmap] svg rect").count() == cells
             assert page.locator("[data-testid=strategy-chart] svg").count() == 1
             assert page.get_by_test_id("near-threshold").is_visible()
@@ -131,3 +170,46 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
         finally:
             browser.close()
     assert requests and all(u.startswith("file:") for u in requests), [u for u in requests if not u.startswith("file:")]
+
+
+@pytest.mark.browser
+def test_a_1000_broker_report_stays_readable_in_headless_chromium(tmp_path):
+    """Preset L's size: the hot brokers lead the heatmap and the table, everything calm is folded, and the page
+    opens no longer than a few screens."""
+    from playwright.sync_api import sync_playwright
+
+    times = [f"{h:02d}:00" for h in range(24)]
+    hot = {f"broker-{i}" for i in (7, 123, 640, 999)}
+    values = {(f"broker-{i}", t): (0.93 if f"broker-{i}" in hot else 0.35) for i in range(1000) for t in times}
+    brokers = sorted(({"broker": f"broker-{i}", "mean_max_usage": 0.35, "peak_max_usage": values[(f"broker-{i}", "00:00")],
+                       "driving_resource": "cpu", "mean_msg_rate": 1.0, "mean_throughput": 1.0, "snapshots_over_85pct": 0}
+                      for i in range(1000)), key=lambda b: -b["peak_max_usage"])
+    ctx = _context(cluster="big", heat={"rows": heat_rows(values, times, 0.85, 0.10), "times": times, "values": values},
+                   brokers=brokers, capacity=_capacity(10))
+    page_file = tmp_path / "big.html"
+    page_file.write_text(render_nightly(ctx), encoding="utf-8")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 900})
+            page.goto(page_file.as_uri())
+            assert page.locator("[data-testid=broker-table] tbody tr").count() == 25
+            assert page.locator("[data-testid=broker-table] tbody tr").first.locator("td").first.inner_text() in hot
+            assert not page.get_by_test_id("heatmap-calm").locator("svg").is_visible()
+            assert not page.get_by_test_id("broker-table-rest").is_visible()
+            height = page.evaluate("document.documentElement.scrollHeight")
+            assert height < 12 * 900, f"{height} px: the calm brokers are not folded"
+            OUT.mkdir(exist_ok=True)
+            page.screenshot(path=str(OUT / "report-1000-brokers.png"), full_page=True)
+            page.get_by_test_id("broker-table-more").locator("summary").click()
+            assert page.locator("[data-testid=broker-table-rest] tbody tr").count() == 975
+        finally:
+            browser.close()
+
+
+def test_findings_show_tonight_and_the_last_nights_and_a_clean_night_says_so():
+    section = render_nightly(_context()).split('data-testid="findings"')[1].split("</section>")[0]
+    assert section.split('data-testid="findings-trend"')[1].count("<tr>") == 3  # header + two nights
+    assert "idle broker while others run hot" in section and "unload &lt;script&gt;" in section
+    clean = render_nightly(_context(findings=[], findings_trend=[])).split('data-testid="findings"')[1]
+    assert "No known pathology tonight." in clean.split("</section>")[0]

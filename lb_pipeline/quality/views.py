@@ -160,6 +160,18 @@ def simulation_runs(read: Read) -> DataFrame:
             .withColumn("all_cycles_written", F.coalesce(F.col("cycles_written") == F.col("cycles"), F.lit(False))))
 
 
+def capacity_forecast(read: Read) -> DataFrame:
+    """The forecast band holds the forecast: low ≤ expected ≤ high on every day (rows without one pass)."""
+    inside = F.forall(F.arrays_zip("forecast_low", "forecast", "forecast_high"),
+                      lambda d: (d["forecast_low"] <= d["forecast"]) & (d["forecast"] <= d["forecast_high"]))
+    return read("gold", "capacity_forecast").withColumn("band_ordered", F.coalesce(inside, F.lit(True)))
+
+
+def pathologies(read: Read) -> DataFrame:
+    """Every finding carries the rows behind it."""
+    return read("gold", "pathologies").withColumn("evidence_rows", F.json_array_length("evidence"))
+
+
 # suite name → (the asset it checks, its view, whether a failed critical expectation blocks downstream assets).
 # Every bronze suite is a gate: silver must not be computed from a partition that failed one.
 SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
@@ -184,4 +196,6 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "gold.simulation_timeseries": (("gold", "simulation_timeseries"), simulation_timeseries, False),
     "gold.simulation_runs": (("gold", "simulation_runs"), simulation_runs, False),
     "gold.recommendations": (("gold", "recommendations"), _table("gold", "recommendations"), False),
+    "gold.capacity_forecast": (("gold", "capacity_forecast"), capacity_forecast, False),
+    "gold.pathologies": (("gold", "pathologies"), pathologies, False),
 }

@@ -15,6 +15,7 @@ from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
+from lb_pipeline.report.planning import capacity_context, findings_context, findings_trend
 from lb_pipeline.report.simulation import simulation_context
 from lb_pipeline.transforms import silver
 
@@ -29,7 +30,8 @@ DOCS_VS_CODE = [
 TABLES = [("bronze", "snapshots"), ("bronze", "quarantine"), ("silver", "broker_usage"), ("silver", "bundle_stats"),
           ("gold", "split_triggers"), ("gold", "split_recommendations"), ("gold", "shedding_decisions"),
           ("gold", "anti_affinity_audit"), ("gold", "broker_load_summary"), ("gold", "validation_results"),
-          ("gold", "load_model"), ("gold", "simulation_runs"), ("gold", "recommendations")]
+          ("gold", "load_model"), ("gold", "simulation_runs"), ("gold", "recommendations"),
+          ("gold", "capacity_forecast"), ("gold", "pathologies")]
 
 
 def _rows(df) -> list[dict]:
@@ -177,6 +179,9 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
         "quality_trend": trend, "unservable": unservable,
         "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE, "simulation": simulation_context(read),
+        "capacity": capacity_context(read("gold", "capacity_forecast")), "findings": findings_context(read("gold", "pathologies")),
+        "findings_trend": findings_trend(lake.read(spark, "gold", "pathologies") if lake.exists(spark, "gold", "pathologies")
+                                         else None, day),
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                        "versions": versions},
     }

@@ -14,6 +14,8 @@ import jinja2
 
 from lb_pipeline import __version__
 
+BROKER_ROWS_SHOWN = 25  # the broker table's hottest rows; the rest fold (a 1,000-broker table is not read)
+
 
 def templates_dir() -> Path:
     """The repository's ``reports/`` (editable installs, CI) or the copy installed as data files."""
@@ -51,7 +53,13 @@ def render_nightly(context: dict) -> str:
     charts["pareto_svg"] = svg.scatter([(r["strategy"], r["usage_std_mean"], r["reconnections"], r["on_front"])
                                         for r in sim["runs"]], "Imbalance against churn per run (red: the Pareto front)",
                                        "imbalance (mean std of weighted max usage)", "client reconnections") if sim else ""
-    return environment().get_template("nightly.html.j2").render(version=__version__, **context, **charts)
+    cap = context.get("capacity")
+    charts["capacity_svgs"] = [(r["subject"], svg.forecast(r["daily_peaks"] or [], r["forecast"] or [], r["forecast_low"] or [],
+                                                           r["forecast_high"] or [], r["threshold"],
+                                                           f"Daily peak max usage of {r['subject']} and its forecast"))
+                               for r in ([cap["headline"]] + cap["domains"] if cap and cap["enough"] else [])]
+    return environment().get_template("nightly.html.j2").render(version=__version__, broker_rows_shown=BROKER_ROWS_SHOWN,
+                                                                **context, **charts)
 
 
 def render_index(nights: list[dict], cluster: str) -> str:

@@ -116,3 +116,43 @@ def scatter(points: list[tuple[str, float, float, bool]], title: str, x_label: s
                      f'<text x="{cx + 7:.1f}" y="{cy + 4:.1f}" font-size="10">{escape(label)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def forecast(history: list[float], expected: list[float], low: list[float], high: list[float], threshold: float,
+             title: str) -> Markup:
+    """Daily peaks recorded (solid), the forecast (dashed) inside its 5-95 % band (shaded), the threshold (red);
+    values in percent."""
+    width, height, left, top, bottom = 640, 200, 48, 10, 24
+    n = len(history) + len(expected)
+    # the axis follows the threshold and what was recorded; a wide band is clipped rather than flattening the rest
+    top_v = max([threshold * 1.25, *[v * 1.1 for v in history + expected if v == v]]) or 1.0
+    plot_w, plot_h = width - left - 10, height - top - bottom
+
+    def x(i: int) -> float:
+        return left + plot_w * i / max(1, n - 1)
+
+    def y(v: float) -> float:
+        return top + plot_h * (1 - max(0.0, min(v, top_v)) / top_v)
+
+    now = len(history) - 1
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
+             f'viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px">', f"<title>{escape(title)}</title>",
+             f'<text x="{left - 4}" y="{top + 8}" font-size="10" text-anchor="end">{top_v:.0f} %</text>',
+             f'<text x="{left - 4}" y="{top + plot_h}" font-size="10" text-anchor="end">0</text>',
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{width - 10}" y2="{top + plot_h}" stroke="#9ca3af"/>',
+             f'<line x1="{left}" y1="{y(threshold):.1f}" x2="{width - 10}" y2="{y(threshold):.1f}" stroke="#dc2626" '
+             f'stroke-dasharray="2 2"><title>threshold {threshold:.0f} %</title></line>',
+             f'<text x="{x(now):.1f}" y="{height - 8}" font-size="10" text-anchor="middle">today</text>',
+             f'<text x="{width - 10}" y="{height - 8}" font-size="10" text-anchor="end">+{len(expected)} days</text>']
+    if expected:
+        band = [f"{x(now + 1 + i):.1f},{y(v):.1f}" for i, v in enumerate(high)]
+        band += [f"{x(now + 1 + i):.1f},{y(v):.1f}" for i, v in reversed(list(enumerate(low)))]
+        parts.append(f'<polygon points="{" ".join(band)}" fill="#bfdbfe" opacity="0.7"><title>5-95 % band</title></polygon>')
+        line = [f"{x(now):.1f},{y(history[-1]):.1f}"] + [f"{x(now + 1 + i):.1f},{y(v):.1f}" for i, v in enumerate(expected)]
+        parts.append(f'<polyline fill="none" stroke="#2563eb" stroke-width="1.5" stroke-dasharray="5 3" '
+                     f'points="{" ".join(line)}"><title>forecast daily peak</title></polyline>')
+    parts.append(f'<polyline fill="none" stroke="#111827" stroke-width="1.5" points="'
+                 f'{" ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(history) if v == v)}">'
+                 f"<title>recorded daily peak</title></polyline>")
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -32,17 +33,29 @@ from lb_pipeline.snapshots.balance import GeneratorBalancer
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, Preset: the generator's API)
     DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SHORT_SAMPLES, Cluster, Preset, TimeAverages,
-    apply_events, build_cluster, topic_rates,
+    apply_events, apply_incidents, build_cluster, topic_rates,
 )
+from lb_pipeline.snapshots.seasons import Seasons
 def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, start: str = DEFAULT_START,
              cluster_name: str = "demo-cluster", snapshots: int | None = None,
-             progress: Callable[[int, int, Path], None] | None = None, balance: str | None = None) -> list[Path]:
+             progress: Callable[[int, int, Path], None] | None = None, balance: str | None = None,
+             days: int = 1) -> list[Path]:
     """Write a cluster history under ``out/<cluster>/``; returns the snapshot directories, oldest first.
-    ``balance``: a modular shedding strategy that balances the cluster once per snapshot (``snapshots.balance``)."""
+    ``balance``: a modular shedding strategy that balances the cluster once per snapshot (``snapshots.balance``).
+    ``days``: that many days of ``snapshots`` (default: the preset's) each, with growth, weekends and incidents."""
     p = PRESETS[preset] if isinstance(preset, str) else preset
-    n_steps = snapshots or p.snapshots
+    if days < 1:
+        raise ValueError(f"days must be at least 1 (got {days})")
+    per_day = snapshots or p.snapshots
+    if days > 1:  # each day's snapshots spread over the whole day, so every day sees the diurnal cycle
+        if per_day > 24 * 60:
+            raise ValueError(f"at most one snapshot a minute: {per_day} snapshots do not fit in a day")
+        p = replace(p, interval_minutes=24 * 60 // per_day)
+    n_steps = per_day * days
     start_ms = int(datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() * 1000)
     cluster = build_cluster(p, seed, start_ms, cluster_name)
+    seasons = Seasons.draw(days, start_ms, len(cluster.topic_names), len(cluster.namespaces),
+                           len(cluster.broker_ids), seed) if days > 1 else None
     rng = np.random.default_rng(seed + 1)
     averages = TimeAverages(len(cluster.bundle_ns))
     ema: dict[int, float] = {}
@@ -53,6 +66,10 @@ def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, star
         ts = start_ms + step * p.interval_minutes * 60_000
         apply_events(cluster, step, n_steps, ts, rng)
         rates = topic_rates(cluster, step, n_steps, ts, rng)
+        if seasons:
+            apply_incidents(cluster, seasons.starting(ts, p.interval_minutes), ts, rng)
+            cluster.topic_live = seasons.topic_factor(ts, cluster.topic_ns) > 0
+            rates = rates * seasons.topic_factor(ts, cluster.topic_ns)
         path, seen = _write_snapshot(out, cluster, p, step, n_steps, ts, rates, averages, ema, tp_ema, rng, balancer)
         written.append(path)
         if balancer:  # what the leader decides on this snapshot shows in the next one
@@ -70,7 +87,7 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
     rate_out = rate_in * c.fanout
     t_out = t_in * c.fanout
     consumers = c.fanout * c.consumers_per_sub
-    active = (rate_in > 0) | (c.producers > 0)
+    active = ((rate_in > 0) | (c.producers > 0)) & c.topic_live
     tb = c.topic_bundle
 
     def per_bundle(x):

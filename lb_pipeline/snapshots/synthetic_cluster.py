@@ -80,6 +80,7 @@ class Cluster:
     hot_topic: int
     seed: int = 0
     events: list[dict] = field(default_factory=list)
+    topic_live: np.ndarray | bool = True  # topics created so far (multi-day histories create topics as they go)
 
 
 def build_cluster(preset: Preset, seed: int, start_ms: int, cluster: str = "demo-cluster") -> Cluster:
@@ -192,6 +193,19 @@ def apply_events(cluster: Cluster, step: int, n_steps: int, ts_ms: int, rng: np.
     if step == (2 * n_steps) // 3 and cluster.live[removed]:
         _reassign_from(cluster, removed, rng, keep_alive=False)
         cluster.events.append({"type": "broker-removed", "broker": cluster.broker_ids[removed], "ts": ts_ms})
+
+
+def apply_incidents(cluster: Cluster, incidents, ts_ms: int, rng: np.random.Generator) -> None:
+    """Unscripted incidents of a multi-day history (``seasons.Incident``), recorded as events like the scripted."""
+    for inc in incidents:
+        if inc.kind == "broker-restart" and cluster.live[inc.target]:
+            _reassign_from(cluster, inc.target, rng, keep_alive=True)
+            cluster.start_ts[inc.target] = ts_ms - 30_000
+            cluster.events.append({"type": "broker-restarted", "broker": cluster.broker_ids[inc.target], "ts": ts_ms,
+                                   "incident": True})
+        elif inc.kind == "traffic-spike":
+            cluster.events.append({"type": "traffic-spike", "namespace": cluster.namespaces[inc.target], "ts": ts_ms,
+                                   "hours": inc.hours, "factor": 3.0, "incident": True})
 
 
 def _reassign_from(cluster: Cluster, broker: int, rng: np.random.Generator, keep_alive: bool) -> None:

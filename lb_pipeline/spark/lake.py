@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 LAYERS = ("bronze", "silver", "gold")
 PARTITION_COLUMN = "snapshot_date"
-CONFLICT_ATTEMPTS = 6
+CONFLICT_ATTEMPTS = 10  # n writers of one slice: the unluckiest can lose n - 1 rounds in a row
+BACKOFF_CAP_SECONDS = 4.0
 
 
 def conflict_errors() -> tuple[type[Exception], ...]:
@@ -35,7 +36,7 @@ def _retry_conflicts(write, what: str) -> None:
             if attempt == CONFLICT_ATTEMPTS - 1:
                 raise RuntimeError(f"{what}: gave up after {CONFLICT_ATTEMPTS} concurrent-write conflicts "
                                    f"({type(exc).__name__})") from exc
-            time.sleep(0.2 * 2 ** attempt * (1 + random.random()))
+            time.sleep(min(BACKOFF_CAP_SECONDS, 0.2 * 2 ** attempt) * (1 + random.random()))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,62 @@
+"""Stage ``planning``: capacity forecasts over the nights the lake holds, and the night's pathologies (gold)."""
+
+import dagster as dg
+
+from assets.common import day_config, key, options, write_table
+from assets.resources import LakeResource, SparkResource
+from lb_pipeline.transforms import capacity, silver
+from lb_pipeline.transforms.pathologies_cluster import pathologies as find_pathologies
+
+
+class ForecastConfig(dg.Config):
+    """How many nights, up to the partition's, the forecast fits (older nights in the lake are ignored)."""
+
+    lookback_days: int = capacity.LOOKBACK_DAYS
+
+
+@dg.asset(key=["gold", "capacity_forecast"],
+          deps=[key("silver", "broker_usage"), key("bronze", "broker_reports"), key("bronze", "failure_domains"),
+                key("bronze", "namespaces"), key("bronze", "config")], **options("planning"))
+def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig, spark: SparkResource,
+                      lake: LakeResource) -> dg.MaterializeResult:
+    """Per cluster, failure domain and broker: days until each resource's daily peak crosses the overload threshold
+    (trend, daily and weekly cycles, 5-95 % band); N-1 and domain-loss headroom; namespaces near their bundle cap.
+    Reads the partition's night and up to ``lookback_days - 1`` nights before it."""
+    if config.lookback_days < 1:
+        raise dg.Failure(f"lookback_days must be at least 1 (got {config.lookback_days})")
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    cfg = day_config(s, lk, day)
+
+    def window(layer, table):
+        return capacity.window(lk.read(s, layer, table), day, config.lookback_days)
+
+    inputs = capacity.capacity_inputs(window("silver", "broker_usage"), window("bronze", "broker_reports"),
+                                      window("bronze", "failure_domains"))
+    df = capacity.capacity_forecast(inputs, window("bronze", "namespaces"), day,
+                                    cfg.get_float("loadBalancerBrokerOverloadedThresholdPercentage"),
+                                    cfg.get_int("loadBalancerNamespaceMaximumBundles"))
+    written, meta = write_table(s, lk, df, "gold", "capacity_forecast", day)
+    nights = written.where("scope = 'cluster'").agg({"history_days": "max"}).collect()[0][0]
+    meta["nights_of_history"] = dg.MetadataValue.int(int(nights or 0))
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(key=["gold", "pathologies"],
+          deps=[key("silver", "broker_usage"), key("silver", "bundle_stats"), key("bronze", "broker_reports"),
+                key("bronze", "ownership"), key("bronze", "namespaces"), key("bronze", "snapshots"),
+                key("bronze", "failure_domains"), key("bronze", "config")], **options("planning"))
+def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """The night's findings: idle brokers beside hot ones, unsplittable hot bundles, broken usage, overload in an
+    ignored resource, ping-pong, namespaces with too few bundles, unbalanced domains, mixed versions."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+
+    def read(layer, table):
+        return lk.read(s, layer, table, day)
+
+    df = find_pathologies(read("silver", "broker_usage"), read("bronze", "broker_reports"), read("silver", "bundle_stats"),
+                          read("bronze", "ownership"), silver.layouts(read("bronze", "namespaces"), read("bronze", "ownership")),
+                          read("bronze", "snapshots"), read("bronze", "failure_domains"), day_config(s, lk, day))
+    written, meta = write_table(s, lk, df, "gold", "pathologies", day)
+    meta["findings_by_severity"] = dg.MetadataValue.json(
+        {r["severity"]: r["count"] for r in written.groupBy("severity").count().collect()})
+    return dg.MaterializeResult(metadata=meta)

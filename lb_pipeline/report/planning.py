@@ -1,0 +1,78 @@
+"""The report's "Capacity" and "Findings" sections (gold/capacity_forecast and gold/pathologies: small tables,
+safe to collect)."""
+
+from __future__ import annotations
+
+import json
+
+from lb_pipeline.report.heat import natural_key
+
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+SOONEST = 10  # brokers listed by how soon they cross
+TREND_NIGHTS = 7
+
+
+def _days(v) -> int | None:
+    return None if v is None or v != v else int(v)
+
+
+def capacity_context(df) -> dict | None:
+    if df is None:
+        return None
+    rows = [r.asDict(recursive=True) for r in df.collect()]
+    if not rows:
+        return None
+    by_scope: dict[str, list[dict]] = {}
+    for r in rows:
+        for k in ("days_until_threshold", "days_until_threshold_earliest", "days_until_threshold_latest"):
+            r[k] = _days(r[k])
+        by_scope.setdefault(r["scope"], []).append(r)
+    cluster = sorted(by_scope.get("cluster", []), key=lambda r: r["resource"] != "max_usage")
+    headline = cluster[0] if cluster else None
+    domains = sorted((r for r in by_scope.get("domain", []) if r["resource"] == "max_usage"), key=lambda r: r["subject"])
+    never = 10 ** 6
+    soonest = sorted((r for r in by_scope.get("broker", []) if r["resource"] == "max_usage"),
+                     key=lambda r: (r["days_until_threshold"] if r["days_until_threshold"] is not None else never,
+                                    -(r["current_peak"] or 0), natural_key(r["subject"])))[:SOONEST]
+    losses = sorted(by_scope.get("loss", []), key=lambda r: (r["subject"] != "largest broker", r["subject"], r["resource"]))
+    add_now = max((r["brokers_to_add"] or 0 for r in losses), default=0)
+    add_later = max((r["brokers_to_add_in_30_days"] or 0 for r in losses), default=0)
+    namespaces = sorted((r for r in by_scope.get("namespace", [])
+                         if r["current_peak"] >= 0.75 * r["threshold"]
+                         or (r["days_until_threshold"] is not None and r["days_until_threshold"] <= 90)),
+                        key=lambda r: (r["days_until_threshold"] if r["days_until_threshold"] is not None else never,
+                                       r["subject"]))
+    nights = headline["history_days"] if headline else 0
+    trend = list(zip(range(-min(nights, TREND_NIGHTS) + 1, 1), (headline["daily_peaks"] or [])[-TREND_NIGHTS:])) \
+        if headline else []
+    return {"headline": headline, "cluster": cluster, "domains": domains, "soonest": soonest, "losses": losses,
+            "add_now": add_now, "add_later": add_later, "namespaces": namespaces, "nights": nights,
+            "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend}
+
+
+def findings_context(df) -> list[dict]:
+    """Findings grouped by detector, most severe group first: on a large cluster one detector can fire for dozens
+    of brokers, and the report lists them under one row that expands."""
+    if df is None:
+        return []
+    groups: dict[str, dict] = {}
+    for r in sorted((r.asDict() for r in df.collect()),
+                    key=lambda r: (SEVERITY_ORDER.get(r["severity"], 3), natural_key(r["subject"]))):
+        try:
+            r["evidence_rows"] = len(json.loads(r["evidence"] or "[]"))
+        except ValueError:
+            r["evidence_rows"] = 0
+        g = groups.setdefault(r["detector"], {"detector": r["detector"], "severity": r["severity"], "items": []})
+        g["items"].append(r)
+    return sorted(groups.values(), key=lambda g: (SEVERITY_ORDER.get(g["severity"], 3), -len(g["items"]), g["detector"]))
+
+
+def findings_trend(df, day: str, nights: int = TREND_NIGHTS) -> list[dict]:
+    """Findings per severity for each of the last ``nights`` nights the lake holds, up to ``day``, newest first."""
+    if df is None:
+        return []
+    counts: dict[str, dict] = {}
+    for r in df.where(df.snapshot_date <= day).groupBy("snapshot_date", "severity").count().collect():
+        counts.setdefault(r["snapshot_date"], {"night": r["snapshot_date"], "critical": 0, "warning": 0, "info": 0})[
+            r["severity"]] = r["count"]
+    return [counts[d] for d in sorted(counts, reverse=True)[:nights]]

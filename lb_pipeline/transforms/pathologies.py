@@ -1,0 +1,142 @@
+"""``gold/pathologies``: the known ways Pulsar's load balancing goes wrong, found in one night's history.
+
+Every detector is a small DataFrame function returning findings in one shape: what (``detector``, ``subject``),
+how bad (``severity``), when (first/last snapshot and how many), the rows behind it (``evidence``, JSON, the
+first ``EVIDENCE_ROWS``), and the action an operator takes, with Pulsar's own key names.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.usage import Weights
+
+EVIDENCE_ROWS = 20
+SEVERITIES = ("critical", "warning", "info")
+SCHEMA = ("cluster string, snapshot_date string, detector string, severity string, subject string, "
+          "first_seen timestamp, last_seen timestamp, snapshots int, summary string, evidence string, action string")
+KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
+_PCT = {"cpu": "cpu_pct", "memory": "memory_pct", "direct_memory": "direct_memory_pct",
+        "bandwidth_in": "bandwidth_in_pct", "bandwidth_out": "bandwidth_out_pct"}
+_WEIGHT_KEYS = {"cpu": "loadBalancerCPUResourceWeight", "memory": "loadBalancerMemoryResourceWeight",
+                "direct_memory": "loadBalancerDirectMemoryResourceWeight",
+                "bandwidth_in": "loadBalancerBandwidthInResourceWeight",
+                "bandwidth_out": "loadBalancerBandwidthOutResourceWeight"}
+
+
+def findings(rows: DataFrame, detector: str, subject: Column, severity: Column, summary: Column, action: Column,
+             evidence: list[str], min_snapshots: int = 1) -> DataFrame:
+    """One finding per (cluster, day, subject) from the matching ``rows`` (one per snapshot and subject)."""
+    ev = F.struct(*evidence)
+    grouped = rows.withColumn("_subject", subject).groupBy("cluster", "snapshot_date", "_subject").agg(
+        F.min("snapshot_ts").alias("first_seen"), F.max("snapshot_ts").alias("last_seen"),
+        F.count_distinct("snapshot_ts").cast("int").alias("snapshots"),
+        F.to_json(F.slice(F.array_sort(F.collect_list(ev)), 1, EVIDENCE_ROWS)).alias("evidence"),
+        F.max_by(F.struct(severity.alias("severity"), summary.alias("summary"), action.alias("action")),
+                 F.col("snapshot_ts")).alias("last"))
+    return grouped.where(F.col("snapshots") >= min_snapshots).select(
+        "cluster", "snapshot_date", F.lit(detector).alias("detector"), "last.severity", F.col("_subject").alias("subject"),
+        "first_seen", "last_seen", "snapshots", "last.summary", "evidence", "last.action")
+
+
+def _pct(c: str | Column) -> Column:
+    return F.format_number((F.col(c) if isinstance(c, str) else c) * 100.0, 0)
+
+
+def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig) -> DataFrame:
+    """A broker left (nearly) empty while others run hot: after a restart or a scale-out nothing moved load to it.
+    Hot is ThresholdShedder's view: above the cluster average by ``loadBalancerBrokerThresholdShedderPercentage``,
+    or above ``loadBalancerBrokerOverloadedThresholdPercentage``."""
+    band = config.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0
+    overload = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+    per_snapshot = Window.partitionBy(*KEYS)
+    df = (usage.join(reports.select(*KEYS, "broker", "start_timestamp_ms"), [*KEYS, "broker"], "left")
+          .withColumn("mean", F.avg("max_usage").over(per_snapshot))
+          .withColumn("hottest", F.max("max_usage").over(per_snapshot))
+          .withColumn("hottest_broker", F.max_by("broker", "max_usage").over(per_snapshot)))
+    idle = df.where(((F.col("num_bundles") == 0) | (F.col("max_usage") < 0.25 * F.col("mean")))
+                    & ((F.col("hottest") >= F.col("mean") + band) | (F.col("hottest") >= overload)))
+    started = F.from_unixtime(F.col("start_timestamp_ms") / 1000, "yyyy-MM-dd HH:mm")
+    return findings(
+        idle, "idle broker while others run hot", F.col("broker"),
+        F.when(F.col("hottest") >= overload, "critical").otherwise("warning"),
+        F.concat(F.lit("idle at "), _pct("max_usage"), F.lit(" % with "), F.col("num_bundles").cast("string"),
+                 F.lit(" bundles while "), F.col("hottest_broker"), F.lit(" runs at "), _pct("hottest"),
+                 F.lit(" % (cluster mean "), _pct("mean"), F.lit(" %); started "), started, F.lit(" UTC")),
+        F.lit("Move load to it: pulsar-admin namespaces unload the hottest broker's bundles, or run a shedder that "
+              "fills empty brokers (loadBalancerLoadSheddingStrategy=ThresholdShedder or UniformLoadShedder); "
+              "check loadBalancerSheddingEnabled=true and loadBalancerSheddingGracePeriodMinutes."),
+        ["snapshot_ts", "broker", "max_usage", "num_bundles", "hottest_broker", "hottest", "mean"], min_snapshots=2)
+
+
+def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig, share: float = 0.9) -> DataFrame:
+    """A bundle over a split limit that one topic carries: splitting moves that topic whole, so no split helps."""
+    rate = config.get_float("loadBalancerNamespaceBundleMaxMsgRate")
+    mbytes = config.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1024 * 1024
+    hot = bundle_stats.where((F.col("hottest_topic_share") >= share)
+                             & (((F.col("msg_rate_in") + F.col("msg_rate_out")) > rate)
+                                | ((F.col("msg_throughput_in") + F.col("msg_throughput_out")) > mbytes)))
+    return findings(
+        hot, "hot bundle no split can help", F.col("bundle"), F.lit("warning"),
+        F.concat(F.col("hottest_topic"), F.lit(" carries "), _pct("hottest_topic_share"), F.lit(" % of "),
+                 F.format_number(F.col("msg_rate_in") + F.col("msg_rate_out"), 0), F.lit(" msg/s, above "
+                 f"loadBalancerNamespaceBundleMaxMsgRate={rate:g} or the bandwidth limit")),
+        F.concat(F.lit("Partition the topic (pulsar-admin topics update-partitioned-topic "), F.col("hottest_topic"),
+                 F.lit(" --partitions N) so its load can spread; meanwhile isolate the bundle on a large broker.")),
+        ["snapshot_ts", "owner_broker", "hottest_topic", "hottest_topic_share", "msg_rate_in", "msg_rate_out"])
+
+
+def broken_usage(usage: DataFrame) -> DataFrame:
+    """A resource stuck at 0 % on a broker that serves traffic (a broken reporter), or above 100 % (a wrong limit:
+    for the NIC, usually a speed the broker cannot read in containers)."""
+    rows = []
+    for r, pct in _PCT.items():
+        traffic = (F.col("msg_rate_in") + F.col("msg_rate_out")) > 0
+        per = usage.select(*KEYS, "broker", F.lit(r).alias("resource"), F.col(pct).alias("pct"), traffic.alias("serving"))
+        stuck = per.groupBy("cluster", "snapshot_date", "broker", "resource").agg(
+            F.max("pct").alias("max_pct"), F.min(F.col("serving").cast("int")).alias("always_serving"))
+        zero = per.join(stuck.where((F.col("max_pct") == 0) & (F.col("always_serving") == 1)),
+                        ["cluster", "snapshot_date", "broker", "resource"], "left_semi")
+        rows.append(findings(zero.withColumn("kind", F.lit("stuck at 0 %")), "usage stuck at 0 %",
+                             F.concat_ws(" ", "broker", "resource"), F.lit("warning"),
+                             F.concat(F.col("resource"), F.lit(" reads 0 % all night on a broker serving traffic")),
+                             F.lit("The broker cannot read this resource (cgroup or /proc not visible, or no NIC found): "
+                                   "balancing is blind to it. Check the broker's host metrics and logs."),
+                             ["snapshot_ts", "broker", "resource", "pct"], min_snapshots=2))
+        nic = r.startswith("bandwidth")
+        over = per.where(F.col("pct") > 100.0)
+        rows.append(findings(over, "usage above 100 %", F.concat_ws(" ", "broker", "resource"),
+                             F.lit("critical" if nic else "warning"),
+                             F.concat(F.col("resource"), F.lit(" at "), F.format_number("pct", 0), F.lit(" % of its limit")),
+                             F.lit("The NIC speed the broker reads is wrong: set loadBalancerOverrideBrokerNicSpeedGbps "
+                                   "to the real link speed." if nic else
+                                   "The limit the broker reports is below what it uses: check its container limits."),
+                             ["snapshot_ts", "broker", "resource", "pct"]))
+    out = rows[0]
+    for df in rows[1:]:
+        out = out.unionByName(df)
+    return out
+
+
+def ignored_resources(usage: DataFrame, config: PulsarConfig) -> DataFrame:
+    """Overload by a resource the strategies do not see: weight 0 in ``loadBalancer*ResourceWeight`` (memory and
+    direct memory by default) while the weighted max usage they compare stays under the threshold."""
+    weights = Weights.from_config(config)
+    overload = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage")
+    out = None
+    for r, pct in _PCT.items():
+        if getattr(weights, r) != 0:
+            continue
+        hit = usage.where((F.col(pct) >= overload) & (F.col("weighted_max_usage") * 100.0 < overload)).withColumn(
+            "resource", F.lit(r)).withColumn("pct", F.col(pct))
+        df = findings(hit, "overload in an ignored resource", F.concat_ws(" ", "broker", "resource"),
+                      F.when(F.col("pct") >= 95, "critical").otherwise("warning"),
+                      F.concat(F.lit(f"{r} at "), F.format_number("pct", 0), F.lit(" % while the weighted usage the "
+                               "strategies compare is "), _pct("weighted_max_usage"), F.lit(" %")),
+                      F.lit(f"Give it a weight ({_WEIGHT_KEYS[r]}=1.0, a dynamic key) so shedding sees it, or give "
+                            "the broker more memory (-Xmx / -XX:MaxDirectMemorySize)."),
+                      ["snapshot_ts", "broker", "resource", "pct", "weighted_max_usage"])
+        out = df if out is None else out.unionByName(df)
+    return out

@@ -1,0 +1,101 @@
+"""``gold/pathologies``, the detectors on the cluster's shape (ownership, namespaces, domains, versions), and the
+table itself: every detector of both modules, ordered by severity."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.transforms import pathologies as p
+from lb_pipeline.transforms.pathologies import KEYS, findings
+
+
+def ping_pong(ownership: DataFrame, within: int = 6) -> DataFrame:
+    """A bundle that goes back to a broker it left within ``within`` snapshots, in the recorded ownership: the
+    strategy (or restarts) moved it away and something moved it back, and its clients reconnected twice."""
+    owners = ownership.groupBy(*KEYS, "bundle").agg(F.min("broker").alias("owner"))
+    w = Window.partitionBy("cluster", "snapshot_date", "bundle").orderBy("snapshot_ts")
+    seq = owners.withColumn("i", F.row_number().over(w)).withColumn("previous", F.lag("owner").over(w))
+    moves = seq.where(F.col("previous").isNotNull() & (F.col("owner") != F.col("previous")))
+    back = moves.alias("b").join(moves.alias("a"), (F.col("a.cluster") == F.col("b.cluster"))
+                                 & (F.col("a.snapshot_date") == F.col("b.snapshot_date"))
+                                 & (F.col("a.bundle") == F.col("b.bundle")) & (F.col("b.owner") == F.col("a.previous"))
+                                 & (F.col("b.i") > F.col("a.i")) & (F.col("b.i") - F.col("a.i") <= within))
+    rows = back.select("b.cluster", "b.snapshot_date", "b.snapshot_ts", "b.bundle", "b.owner", "b.previous",
+                       F.col("a.snapshot_ts").alias("left_at"))
+    trips = F.count("*").over(Window.partitionBy("cluster", "snapshot_date", "bundle"))
+    rows = rows.withColumn("round_trips", trips)
+    return findings(
+        rows, "ping-pong in recorded ownership", F.col("bundle"),
+        F.when(F.col("round_trips") >= 2, "warning").otherwise("info"),
+        F.concat(F.lit("moved away from "), F.col("owner"), F.lit(" and back "), F.col("round_trips").cast("string"),
+                 F.lit(" time(s) within "), F.lit(str(within)), F.lit(" snapshots")),
+        F.lit("Lengthen loadBalancerSheddingGracePeriodMinutes, widen the strategy's band "
+              "(loadBalancerBrokerThresholdShedderPercentage) or raise loadBalancerSheddingConditionHitCountThreshold; "
+              "if restarts caused it, restart brokers one at a time with time to rebalance in between."),
+        ["snapshot_ts", "bundle", "previous", "owner", "left_at"])
+
+
+def few_bundles(layouts: DataFrame, snapshots: DataFrame) -> DataFrame:
+    """A namespace with fewer bundles than live brokers: some brokers can never hold any of its load."""
+    live = snapshots.select(*KEYS, F.size("brokers").alias("brokers"))
+    rows = layouts.join(live, KEYS).where(F.col("num_bundles") < F.col("brokers"))
+    last = F.max("snapshot_ts").over(Window.partitionBy("cluster", "snapshot_date"))
+    rows = rows.withColumn("_last", last).where(F.col("snapshot_ts") == F.col("_last"))  # the night's last layout decides
+    return findings(
+        rows, "fewer bundles than brokers", F.col("namespace"), F.lit("info"),
+        F.concat(F.col("num_bundles").cast("string"), F.lit(" bundles for "), F.col("brokers").cast("string"),
+                 F.lit(" brokers: uneven by construction")),
+        F.concat(F.lit("pulsar-admin namespaces split-bundle "), F.col("namespace"), F.lit(
+            " (or create namespaces with defaultNumberOfNamespaceBundles at least the broker count; "
+            "loadBalancerAutoBundleSplitEnabled=true splits only busy bundles)")),
+        ["snapshot_ts", "namespace", "num_bundles", "brokers"])
+
+
+def unbalanced_domains(failure_domains: DataFrame, usage: DataFrame, ratio: float = 1.5, gap: float = 0.2) -> DataFrame:
+    """Failure domains far apart in broker count (the larger holds more than ``ratio`` times the smaller) or in mean
+    usage (``gap`` apart): losing the big one, or the hot one, hurts more than the design assumed."""
+    per = (failure_domains.join(usage.select(*KEYS, "broker", "max_usage"), [*KEYS, "broker"], "left")
+           .groupBy(*KEYS, "domain").agg(F.count("broker").alias("brokers"), F.avg("max_usage").alias("usage")))
+    spread = per.groupBy(*KEYS).agg(
+        F.count("domain").alias("domains"), F.max("brokers").alias("most"), F.min("brokers").alias("fewest"),
+        F.max("usage").alias("hottest"), F.min("usage").alias("coolest"),
+        F.to_json(F.map_from_entries(F.collect_list(F.struct("domain", "brokers")))).alias("brokers_per_domain"))
+    rows = spread.where((F.col("domains") > 1) & ((F.col("most") >= ratio * F.col("fewest"))
+                                                  | (F.col("hottest") - F.col("coolest") >= gap)))
+    return findings(
+        rows, "unbalanced failure domains", F.col("cluster"), F.lit("warning"),
+        F.concat(F.lit("brokers per domain "), F.col("brokers_per_domain"), F.lit(", mean usage "),
+                 p._pct("coolest"), F.lit("–"), p._pct("hottest"), F.lit(" %")),
+        F.lit("Even out the domains (pulsar-admin clusters update-failure-domain … --broker-list) so that losing "
+              "any one leaves the same capacity; with failureDomainsEnabled=true placement spreads bundles over them."),
+        ["snapshot_ts", "brokers_per_domain", "coolest", "hottest"], min_snapshots=2)
+
+
+def mixed_versions(reports: DataFrame) -> DataFrame:
+    """Brokers on different Pulsar versions in one snapshot (a stalled rolling upgrade): load reports and
+    strategies differ between releases."""
+    per = reports.groupBy(*KEYS).agg(
+        F.count_distinct("broker_version").alias("versions"),
+        F.to_json(F.map_from_entries(F.collect_list(F.struct("broker", "broker_version")))).alias("by_broker"))
+    rows = per.where(F.col("versions") > 1)
+    return findings(
+        rows, "brokers on different Pulsar versions", F.col("cluster"), F.lit("warning"),
+        F.concat(F.col("versions").cast("string"), F.lit(" versions: "), F.col("by_broker")),
+        F.lit("Finish the rolling upgrade; until then compare the replays under each version profile "
+              "(LB_PULSAR_PROFILE) since strategies differ between releases."),
+        ["snapshot_ts", "versions", "by_broker"])
+
+
+def pathologies(usage: DataFrame, reports: DataFrame, bundle_stats: DataFrame, ownership: DataFrame,
+                layouts: DataFrame, snapshots: DataFrame, failure_domains: DataFrame, config: PulsarConfig) -> DataFrame:
+    """Every finding of the night (the report orders them by severity)."""
+    parts = [p.idle_brokers(usage, reports, config), p.unsplittable_bundles(bundle_stats, config), p.broken_usage(usage),
+             p.ignored_resources(usage, config), ping_pong(ownership), few_bundles(layouts, snapshots),
+             unbalanced_domains(failure_domains, usage), mixed_versions(reports)]
+    out = parts[0]
+    for df in parts[1:]:
+        if df is not None:
+            out = out.unionByName(df)
+    return out

@@ -1,0 +1,138 @@
+"""Capacity forecasts on scripted histories whose answer is known: trend, daily and weekly cycles, N-1 and
+failure-domain loss, namespaces near their bundle cap, and too little history said as such."""
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lb_pipeline.planning.forecast import forecast
+from lb_pipeline.planning.headroom import losses, survive
+from lb_pipeline.transforms import capacity
+
+START = datetime(2026, 1, 5, tzinfo=timezone.utc)  # a Monday
+
+
+def _series(days: int, level=40.0, trend=1.0, daily=10.0, weekend=0.0, noise=0.5, seed=1, per_day=24):
+    rng = np.random.default_rng(seed)
+    times = [START + timedelta(days=d, hours=h * 24 // per_day) for d in range(days) for h in range(per_day)]
+    day = np.array([(t - START).days for t in times])
+    hour = np.array([t.hour for t in times])
+    dow = np.array([t.weekday() for t in times])
+    value = (level + trend * day + daily * np.sin(2 * np.pi * (hour - 9) / 24) - weekend * (dow >= 5)
+             + rng.normal(0, noise, len(times)))
+    return times, day, hour, dow, value
+
+
+def test_a_growing_broker_crosses_the_threshold_when_the_trend_says():
+    _, day, hour, dow, value = _series(10)
+    f = forecast(day, hour, dow, value, threshold=85.0)
+    # peak on day d is 40 + d + 10: it reaches 85 on day 35, 26 days after the last recorded day (9)
+    assert f.status == "ok" and f.method == "trend + daily"
+    assert f.trend_per_day == pytest.approx(1.0, abs=0.05)
+    assert f.days_until == pytest.approx(26, abs=1)
+    assert f.days_until_earliest <= f.days_until <= f.days_until_latest
+    assert len(f.daily_peaks) == 10 and len(f.expected) == 30
+    assert all(lo <= e <= hi for lo, e, hi in zip(f.low, f.expected, f.high))
+
+
+def test_a_flat_broker_never_crosses_and_a_hot_one_already_has():
+    _, day, hour, dow, value = _series(7, trend=0.0)
+    flat = forecast(day, hour, dow, value, threshold=85.0)
+    assert flat.days_until is None and flat.status == "ok"
+    hot = forecast(day, hour, dow, value + 40, threshold=85.0)
+    assert hot.status == "above threshold" and hot.days_until == 1
+
+
+def test_uncertainty_widens_with_the_distance_and_with_noise():
+    _, day, hour, dow, value = _series(10, noise=0.5)
+    calm = forecast(day, hour, dow, value, threshold=85.0)
+    _, day, hour, dow, value = _series(10, noise=5.0)
+    noisy = forecast(day, hour, dow, value, threshold=85.0)
+    width = lambda f: np.array(f.high) - np.array(f.low)  # noqa: E731
+    assert (np.diff(width(calm)) > 0).all()
+    assert width(noisy)[0] > 3 * width(calm)[0]
+    assert noisy.days_until_earliest < calm.days_until_earliest
+
+
+def test_weekly_seasonality_only_from_two_weeks_on():
+    _, day, hour, dow, value = _series(21, trend=0.2, weekend=15.0)
+    f = forecast(day, hour, dow, value, threshold=85.0)
+    assert f.method == "trend + daily + weekly"
+    # day 21 is a Monday: the forecast dips on the weekend that follows (forecast days 6 and 7)
+    assert f.expected[5] < f.expected[4] - 10 and f.expected[7] > f.expected[6] + 10
+    _, day, hour, dow, value = _series(10, weekend=15.0)
+    assert forecast(day, hour, dow, value, threshold=85.0).method == "trend + daily"
+
+
+def test_too_little_history_is_said_rather_than_extrapolated():
+    _, day, hour, dow, value = _series(2)
+    f = forecast(day, hour, dow, value, threshold=85.0)
+    assert f.status == "not enough history" and f.days_until is None and f.expected == []
+    assert f.current_peak == pytest.approx(value[day == 1].max())
+    empty = forecast([], [], [], [], threshold=85.0)
+    assert empty.status == "not enough history" and empty.samples == 0
+
+
+def test_losing_a_broker_puts_its_load_on_the_survivors():
+    load, limit = np.array([50.0, 50.0, 50.0]), np.array([100.0, 100.0, 100.0])
+    usage, headroom, add = survive(load, limit, np.array([True, False, False]), 85.0)
+    assert usage == pytest.approx(75.0) and headroom == pytest.approx(10.0) and add == 0
+    usage, headroom, add = survive(load * 1.2, limit, np.array([True, False, False]), 85.0)
+    # 180 on 200: 90 %; 180 / 0.85 = 211.8 of capacity needed, one more broker of 100
+    assert usage == pytest.approx(90.0) and headroom == pytest.approx(-5.0) and add == 1
+
+
+def test_loss_scenarios_are_the_largest_broker_then_each_domain():
+    out = losses(["b0", "b1", "b2", "b3"], ["a", "a", "b", "b"], [10, 20, 30, 40], [100, 200, 100, 100], 85.0)
+    assert [x.scenario for x in out] == ["largest broker", "domain a", "domain b"]
+    assert out[0].lost == ["b1"] and out[0].usage_after == pytest.approx(100 * 100 / 300)
+    assert out[1].lost == ["b0", "b1"] and out[1].usage_after == pytest.approx(50.0)
+    assert out[1].brokers_to_add == 0 and out[2].usage_after == pytest.approx(100 * 100 / 300)
+    assert losses(["b0"], [None], [10], [100], 85.0) == []
+
+
+def test_a_namespace_splitting_towards_its_cap_is_counted_down():
+    ns = pd.DataFrame({"cluster": "c", "namespace": ["t/a"] * 3 + ["t/b"] * 3,
+                       "snapshot_date": ["2026-01-05", "2026-01-06", "2026-01-07"] * 2,
+                       "num_bundles": [100, 104, 108, 16, 16, 16]})
+    rows = capacity.namespace_caps(ns, "2026-01-07", 128).set_index("subject")
+    assert rows.loc["t/a", "trend_per_day"] == pytest.approx(4.0)
+    assert rows.loc["t/a", "days_until_threshold"] == 5
+    assert pd.isna(rows.loc["t/b", "days_until_threshold"]) and rows.loc["t/b", "status"] == "ok"
+    one_day = capacity.namespace_caps(ns[ns.snapshot_date == "2026-01-07"], "2026-01-07", 128)
+    assert set(one_day["status"]) == {"not enough history"}
+
+
+def _inputs(days: int) -> pd.DataFrame:
+    rows = []
+    times, day, hour, dow, value = _series(days, per_day=6)
+    for b, (domain, scale) in enumerate([("zone-a", 1.0), ("zone-a", 0.5), ("zone-b", 0.8)]):
+        for t, v in zip(times, value):
+            pct = v * scale
+            rows.append({"cluster": "c", "snapshot_ts": t.replace(tzinfo=None), "snapshot_date": t.date().isoformat(),
+                         "broker": f"broker-{b}", "max_usage": pct, "domain": domain,
+                         **{p: pct for p, _ in capacity.RESOURCES.values()},
+                         **{lim: 100.0 * (b + 1) for _, lim in capacity.RESOURCES.values()}})
+    return pd.DataFrame(rows)
+
+
+def test_a_cluster_gets_broker_domain_cluster_and_loss_rows(spark):
+    pdf = _inputs(5)
+    df = spark.createDataFrame(pdf.drop(columns=["max_usage"]).assign(max_usage=pdf["max_usage"] / 100.0))
+    usage = df.select("cluster", "snapshot_ts", "snapshot_date", "broker", "max_usage",
+                      *[p for p, _ in capacity.RESOURCES.values()])
+    reports = df.select("cluster", "snapshot_ts", "snapshot_date", "broker", *[lim for _, lim in capacity.RESOURCES.values()])
+    domains = df.select("cluster", "snapshot_ts", "snapshot_date", "broker", "domain")
+    ns = spark.createDataFrame([("c", "t/a", d, 8) for d in sorted(pdf.snapshot_date.unique())],
+                               "cluster string, namespace string, snapshot_date string, num_bundles int")
+    day = pdf.snapshot_date.max()
+    out = capacity.capacity_forecast(capacity.capacity_inputs(usage, reports, domains), ns, day, 85.0, 128).toPandas()
+    counts = out.groupby("scope").size().to_dict()
+    assert counts == {"broker": 18, "domain": 12, "cluster": 6, "loss": 12, "namespace": 1}  # no heap loss rows
+    b0 = out[(out.subject == "broker-0") & (out.resource == "max_usage")].iloc[0]
+    assert b0.status == "ok" and b0.trend_per_day == pytest.approx(1.0, abs=0.25) and b0.days_until_threshold > 0
+    n1 = out[(out.scope == "loss") & (out.subject == "largest broker") & (out.resource == "cpu")].iloc[0]
+    assert list(n1.lost_brokers) == ["broker-2"] and n1.usage_after_loss > b0.current_peak * 0.5
+    assert (out.snapshot_date == day).all()

@@ -1,0 +1,144 @@
+"""Every pathology detector on a scripted history where it must fire, and on one where it must not."""
+
+import json
+from datetime import datetime, timedelta
+
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.transforms import pathologies as p
+from lb_pipeline.transforms import pathologies_cluster as pc
+
+DAY = "2026-01-15"
+T0 = datetime(2026, 1, 15, 0, 0)
+CONFIG = PulsarConfig(profile="pulsar-4.0")
+USAGE = ("cluster string, snapshot_ts timestamp, snapshot_date string, broker string, max_usage double, "
+         "weighted_max_usage double, num_bundles int, msg_rate_in double, msg_rate_out double, cpu_pct double, "
+         "memory_pct double, direct_memory_pct double, bandwidth_in_pct double, bandwidth_out_pct double")
+REPORTS = ("cluster string, snapshot_ts timestamp, snapshot_date string, broker string, start_timestamp_ms long, "
+           "broker_version string")
+
+
+def _t(i: int) -> datetime:
+    return T0 + timedelta(hours=i)
+
+
+def _usage(spark, rows):
+    """rows: (snapshot, broker, max usage, bundles) plus optional overrides of the percent columns."""
+    out = []
+    for row in rows:
+        i, broker, u, bundles, *extra = row
+        pct = {"cpu_pct": u * 100, "memory_pct": 40.0, "direct_memory_pct": 10.0, "bandwidth_in_pct": u * 50,
+               "bandwidth_out_pct": u * 60, **(extra[0] if extra else {})}
+        out.append(("c", _t(i), DAY, broker, u, u, bundles, 100.0 if bundles else 0.0, 100.0 if bundles else 0.0,
+                    pct["cpu_pct"], pct["memory_pct"], pct["direct_memory_pct"], pct["bandwidth_in_pct"],
+                    pct["bandwidth_out_pct"]))
+    return spark.createDataFrame(out, USAGE)
+
+
+def _reports(spark, brokers, snapshots=3, versions=None):
+    return spark.createDataFrame([("c", _t(i), DAY, b, 0, (versions or {}).get(b, "4.0.8"))
+                                  for i in range(snapshots) for b in brokers], REPORTS)
+
+
+def _rows(df):
+    return [r.asDict() for r in df.collect()]
+
+
+def test_an_empty_broker_beside_hot_ones_is_found_and_a_calm_cluster_is_not(spark):
+    hot = _usage(spark, [(i, b, u, n) for i in range(3) for b, u, n in
+                         [("b0", 0.80, 10), ("b1", 0.60, 10), ("b2", 0.55, 10), ("new", 0.01, 0)]])
+    found = _rows(p.idle_brokers(hot, _reports(spark, ["b0", "b1", "b2", "new"]), CONFIG))
+    assert [(f["subject"], f["snapshots"], f["severity"]) for f in found] == [("new", 3, "warning")]
+    assert "b0" in found[0]["summary"] and len(json.loads(found[0]["evidence"])) == 3
+    calm = _usage(spark, [(i, b, u, 10) for i in range(3) for b, u in [("b0", 0.5), ("b1", 0.48), ("b2", 0.52)]])
+    assert _rows(p.idle_brokers(calm, _reports(spark, ["b0", "b1", "b2"]), CONFIG)) == []
+    once = _usage(spark, [(0, "b0", 0.8, 10), (0, "b1", 0.5, 10), (0, "new", 0.0, 0)])
+    assert _rows(p.idle_brokers(once, _reports(spark, ["b0", "b1", "new"], 1), CONFIG)) == []  # one snapshot: noise
+
+
+STATS = ("cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, owner_broker string, "
+         "hottest_topic string, hottest_topic_share double, msg_rate_in double, msg_rate_out double, "
+         "msg_throughput_in double, msg_throughput_out double")
+
+
+def test_a_hot_bundle_of_one_topic_is_unsplittable_and_a_hot_bundle_of_many_is_not(spark):
+    one = spark.createDataFrame([("c", _t(0), DAY, "t/ns/0x0_0x1", "b0", "persistent://t/ns/hot", 0.97, 26000.0,
+                                  9000.0, 1e6, 1e6)], STATS)
+    found = _rows(p.unsplittable_bundles(one, CONFIG))
+    assert [f["subject"] for f in found] == ["t/ns/0x0_0x1"] and "partitions" in found[0]["action"]
+    many = spark.createDataFrame([("c", _t(0), DAY, "t/ns/0x0_0x1", "b0", "persistent://t/ns/a", 0.2, 26000.0,
+                                   9000.0, 1e6, 1e6),
+                                  ("c", _t(0), DAY, "t/ns/0x1_0x2", "b0", "persistent://t/ns/b", 1.0, 100.0, 100.0,
+                                   1e3, 1e3)], STATS)
+    assert _rows(p.unsplittable_bundles(many, CONFIG)) == []
+
+
+def test_a_nic_above_100_percent_and_a_cpu_stuck_at_zero_are_found(spark):
+    bad = _usage(spark, [(i, "b0", 0.5, 5, {"bandwidth_out_pct": 180.0}) for i in range(2)]
+                 + [(i, "b1", 0.5, 5, {"cpu_pct": 0.0}) for i in range(3)])
+    found = {(f["detector"], f["subject"]): f for f in _rows(p.broken_usage(bad))}
+    assert set(found) == {("usage above 100 %", "b0 bandwidth_out"), ("usage stuck at 0 %", "b1 cpu")}
+    assert "loadBalancerOverrideBrokerNicSpeedGbps" in found[("usage above 100 %", "b0 bandwidth_out")]["action"]
+    assert found[("usage above 100 %", "b0 bandwidth_out")]["severity"] == "critical"
+    fine = _usage(spark, [(i, b, 0.5, 5) for i in range(3) for b in ("b0", "b1")]
+                  + [(i, "idle", 0.0, 0, {"cpu_pct": 0.0}) for i in range(3)])  # 0 % with no traffic is truthful
+    assert _rows(p.broken_usage(fine)) == []
+
+
+def test_heap_overload_the_strategies_cannot_see_is_found(spark):
+    heap = _usage(spark, [(0, "b0", 0.4, 5, {"memory_pct": 96.0}), (1, "b0", 0.4, 5, {"memory_pct": 90.0})])
+    found = _rows(p.ignored_resources(heap, CONFIG))
+    assert [(f["subject"], f["snapshots"], f["severity"]) for f in found] == [("b0 memory", 2, "warning")]
+    assert "loadBalancerMemoryResourceWeight" in found[0]["action"]
+    seen = _usage(spark, [(0, "b0", 0.9, 5, {"memory_pct": 96.0})])  # the weighted usage is over the threshold too
+    assert _rows(p.ignored_resources(seen, CONFIG)) == []
+    weighted = PulsarConfig({"loadBalancerMemoryResourceWeight": "1.0"}, profile="pulsar-4.0")
+    assert _rows(p.ignored_resources(heap, weighted)) == []
+
+
+OWNERSHIP = "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, broker string"
+
+
+def test_a_bundle_moved_away_and_back_is_ping_pong_and_a_single_move_is_not(spark):
+    own = spark.createDataFrame([("c", _t(i), DAY, "t/ns/a", o) for i, o in enumerate(["b0", "b1", "b0", "b1", "b0"])]
+                                + [("c", _t(i), DAY, "t/ns/b", o) for i, o in enumerate(["b0", "b0", "b2", "b2", "b2"])],
+                                OWNERSHIP)
+    found = _rows(pc.ping_pong(own))
+    assert [f["subject"] for f in found] == ["t/ns/a"] and found[0]["severity"] == "warning"
+    slow = spark.createDataFrame([("c", _t(i), DAY, "t/ns/a", o) for i, o in
+                                  enumerate(["b0", "b1"] + ["b1"] * 8 + ["b0"])], OWNERSHIP)
+    assert _rows(pc.ping_pong(slow)) == []  # back after ten snapshots: not ping-pong
+
+
+LAYOUTS = "cluster string, snapshot_ts timestamp, snapshot_date string, namespace string, num_bundles int"
+SNAPSHOTS = "cluster string, snapshot_ts timestamp, snapshot_date string, brokers array<string>"
+
+
+def test_a_namespace_with_fewer_bundles_than_brokers_is_found_at_the_last_snapshot(spark):
+    snaps = spark.createDataFrame([("c", _t(0), DAY, ["b0", "b1", "b2"]), ("c", _t(1), DAY, ["b0", "b1", "b2", "b3"])],
+                                  SNAPSHOTS)
+    layouts = spark.createDataFrame([("c", _t(i), DAY, ns, n) for i in range(2) for ns, n in
+                                     [("t/small", 2), ("t/big", 16), ("t/edge", 4 - (1 - i))]], LAYOUTS)
+    found = _rows(pc.few_bundles(layouts, snaps))
+    assert [f["subject"] for f in found] == ["t/small"] and "split-bundle t/small" in found[0]["action"]
+
+
+DOMAINS = "cluster string, snapshot_ts timestamp, snapshot_date string, domain string, broker string"
+
+
+def test_failure_domains_of_very_different_size_are_found_and_even_ones_are_not(spark):
+    usage = _usage(spark, [(i, f"b{k}", 0.5, 5) for i in range(2) for k in range(6)])
+    uneven = spark.createDataFrame([("c", _t(i), DAY, "a" if k < 4 else "b", f"b{k}") for i in range(2)
+                                    for k in range(6)], DOMAINS)
+    found = _rows(pc.unbalanced_domains(uneven, usage))
+    assert [f["subject"] for f in found] == ["c"] and '"a":4' in found[0]["summary"]
+    even = spark.createDataFrame([("c", _t(i), DAY, "a" if k < 3 else "b", f"b{k}") for i in range(2)
+                                  for k in range(6)], DOMAINS)
+    assert _rows(pc.unbalanced_domains(even, usage)) == []
+
+
+def test_brokers_on_two_versions_are_found_and_one_version_is_not(spark):
+    mixed = _reports(spark, ["b0", "b1"], 2, {"b1": "3.3.2"})
+    found = _rows(pc.mixed_versions(mixed))
+    assert [(f["subject"], f["snapshots"]) for f in found] == [("c", 2)] and "3.3.2" in found[0]["summary"]
+    assert _rows(pc.mixed_versions(_reports(spark, ["b0", "b1"]))) == []
+

@@ -1,0 +1,78 @@
+"""gold/capacity_forecast and gold/pathologies from the nightly job: the demo night alone (too little history,
+said so), and the forecast asset over a lake holding a week of nights (it reads them all, and none after its own)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import dagster as dg
+import pytest
+from pyspark.sql import functions as F
+
+from tests.conftest import DEMO_DAY
+
+pytestmark = pytest.mark.spark
+WINDOW_TABLES = [("silver", "broker_usage"), ("bronze", "broker_reports"), ("bronze", "failure_domains"),
+                 ("bronze", "namespaces"), ("bronze", "config"), ("bronze", "snapshots")]
+USAGE_COLUMNS = ["max_usage", "cpu_pct", "memory_pct", "direct_memory_pct", "bandwidth_in_pct", "bandwidth_out_pct"]
+
+
+def test_one_night_gives_loss_headroom_but_no_forecast(lake, spark):
+    df = lake.read(spark, "gold", "capacity_forecast", DEMO_DAY)
+    brokers = lake.read(spark, "silver", "broker_usage", DEMO_DAY).select("broker").distinct().count()
+    assert df.where("scope = 'broker'").count() == brokers * 6
+    assert {r.status for r in df.where("scope IN ('broker', 'domain', 'cluster')").collect()} == {"not enough history"}
+    assert df.where("scope IN ('broker', 'cluster') AND days_until_threshold IS NOT NULL").count() == 0
+    losses = df.where("scope = 'loss'").collect()
+    assert {r.subject for r in losses} >= {"largest broker", "domain zone-a", "domain zone-b"}
+    assert all(r.brokers_to_add >= 0 and r.usage_after_loss > 0 for r in losses)
+    namespaces = lake.read(spark, "bronze", "namespaces", DEMO_DAY).select("namespace").distinct().count()
+    assert df.where("scope = 'namespace'").count() == namespaces
+
+
+def test_the_demo_night_has_findings_with_evidence_and_actions(lake, spark):
+    rows = lake.read(spark, "gold", "pathologies", DEMO_DAY).collect()
+    assert rows, "the demo night (a broker added empty, small namespaces, restarts) shows known pathologies"
+    assert all(r.action and r.summary and r.snapshots >= 1 and r.evidence.startswith("[") for r in rows)
+    layouts = lake.read(spark, "bronze", "namespaces", DEMO_DAY)
+    last = layouts.agg(F.max("snapshot_ts")).first()[0]
+    live = len(lake.read(spark, "bronze", "snapshots", DEMO_DAY).where(F.col("snapshot_ts") == last).first().brokers)
+    small = {r.namespace for r in layouts.where((F.col("snapshot_ts") == last) & (F.col("num_bundles") < live)).collect()}
+    assert {r.subject for r in rows if r.detector == "fewer bundles than brokers"} == small
+
+
+def _shift(df, days: int, scale: float | None = None):
+    out = (df.withColumn("snapshot_ts", F.col("snapshot_ts") - F.expr(f"INTERVAL {days} DAYS"))
+           .withColumn("snapshot_date", F.lit((date.fromisoformat(DEMO_DAY) - timedelta(days=days)).isoformat())))
+    for c in USAGE_COLUMNS if scale is not None and "max_usage" in df.columns else []:
+        out = out.withColumn(c, F.col(c) * scale)
+    return out
+
+
+def test_the_forecast_reads_the_earlier_nights_and_ignores_later_ones(lake, spark, tmp_path):
+    from assets.planning import capacity_forecast
+    from assets.resources import LakeResource, SparkResource
+    from lb_pipeline.spark.lake import Lake
+
+    week = Lake(str(tmp_path / "lake"))
+    for layer, table in WINDOW_TABLES:
+        tonight = lake.read(spark, layer, table, DEMO_DAY)
+        for k in range(7):  # six earlier nights, each 4 % quieter than the next
+            day = (date.fromisoformat(DEMO_DAY) - timedelta(days=k)).isoformat()
+            week.write_partition(_shift(tonight, k, 1.0 - 0.04 * k), layer, table, day)
+        later = (date.fromisoformat(DEMO_DAY) + timedelta(days=1)).isoformat()
+        week.write_partition(_shift(tonight, -1, 3.0), layer, table, later)  # a later night must not count
+    result = dg.materialize([capacity_forecast], partition_key=DEMO_DAY, instance=dg.DagsterInstance.ephemeral(),
+                            resources={"spark": SparkResource(), "lake": LakeResource(root=week.root)})
+    assert result.success
+    df = week.read(spark, "gold", "capacity_forecast", DEMO_DAY)
+    cluster = df.where("scope = 'cluster' AND resource = 'max_usage'").first()
+    tonight_peak = lake.read(spark, "gold", "capacity_forecast", DEMO_DAY).where(
+        "scope = 'cluster' AND resource = 'max_usage'").first().current_peak
+    assert cluster.history_days == 7 and cluster.status in ("ok", "above threshold")
+    assert cluster.current_peak == pytest.approx(tonight_peak)  # not the later night's triple load
+    assert cluster.trend_per_day > 0 and len(cluster.forecast) == 30
+    assert cluster.days_until_threshold_earliest is None or cluster.days_until_threshold is None \
+        or cluster.days_until_threshold_earliest <= cluster.days_until_threshold
+    meta = result.get_asset_materialization_events()[0].materialization.metadata
+    assert meta["nights_of_history"].value == 7
