@@ -1,19 +1,23 @@
 """gold/capacity_forecast and gold/pathologies from the nightly job: the demo night alone (too little history,
-said so), and the forecast asset over a lake holding a week of nights (it reads them all, and none after its own)."""
+said so), and the forecast asset over a lake holding several nights (it reads them all, and none after its own)."""
 
 from __future__ import annotations
 
 from datetime import date, timedelta
+from functools import reduce
 
 import dagster as dg
 import pytest
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lb_pipeline.planning.forecast import MIN_DAYS
 from tests.conftest import DEMO_DAY
 
 pytestmark = pytest.mark.spark
 WINDOW_TABLES = [("silver", "broker_usage"), ("bronze", "broker_reports"), ("bronze", "failure_domains"),
                  ("bronze", "namespaces"), ("bronze", "config"), ("bronze", "snapshots")]
+NIGHTS = MIN_DAYS + 1  # the fewest nights a forecast is made from, and one more
 USAGE_COLUMNS = ["max_usage", "cpu_pct", "memory_pct", "direct_memory_pct", "bandwidth_in_pct", "bandwidth_out_pct"]
 
 
@@ -55,13 +59,11 @@ def test_the_forecast_reads_the_earlier_nights_and_ignores_later_ones(lake, spar
     from lb_pipeline.spark.lake import Lake
 
     week = Lake(str(tmp_path / "lake"))
-    for layer, table in WINDOW_TABLES:
+    for layer, table in WINDOW_TABLES:  # one Delta write per table holding every night
         tonight = lake.read(spark, layer, table, DEMO_DAY)
-        for k in range(7):  # six earlier nights, each 4 % quieter than the next
-            day = (date.fromisoformat(DEMO_DAY) - timedelta(days=k)).isoformat()
-            week.write_partition(_shift(tonight, k, 1.0 - 0.04 * k), layer, table, day)
-        later = (date.fromisoformat(DEMO_DAY) + timedelta(days=1)).isoformat()
-        week.write_partition(_shift(tonight, -1, 3.0), layer, table, later)  # a later night must not count
+        nights = [_shift(tonight, k, 1.0 - 0.04 * k) for k in range(NIGHTS)]  # earlier nights, each 4 % quieter
+        nights.append(_shift(tonight, -1, 3.0))  # a later night must not count
+        reduce(DataFrame.unionByName, nights).write.format("delta").partitionBy("snapshot_date").save(week.path(layer, table))
     result = dg.materialize([capacity_forecast], partition_key=DEMO_DAY, instance=dg.DagsterInstance.ephemeral(),
                             resources={"spark": SparkResource(), "lake": LakeResource(root=week.root)})
     assert result.success
@@ -69,10 +71,10 @@ def test_the_forecast_reads_the_earlier_nights_and_ignores_later_ones(lake, spar
     cluster = df.where("scope = 'cluster' AND resource = 'max_usage'").first()
     tonight_peak = lake.read(spark, "gold", "capacity_forecast", DEMO_DAY).where(
         "scope = 'cluster' AND resource = 'max_usage'").first().current_peak
-    assert cluster.history_days == 7 and cluster.status in ("ok", "above threshold")
+    assert cluster.history_days == NIGHTS and cluster.status in ("ok", "above threshold")
     assert cluster.current_peak == pytest.approx(tonight_peak)  # not the later night's triple load
     assert cluster.trend_per_day > 0 and len(cluster.forecast) == 30
     assert cluster.days_until_threshold_earliest is None or cluster.days_until_threshold is None \
         or cluster.days_until_threshold_earliest <= cluster.days_until_threshold
     meta = result.get_asset_materialization_events()[0].materialization.metadata
-    assert meta["nights_of_history"].value == 7
+    assert meta["nights_of_history"].value == NIGHTS

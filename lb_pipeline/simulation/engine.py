@@ -27,11 +27,11 @@ from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights, percent_usage_array
 from lb_pipeline.simulation.balancers import Balancer
 from lb_pipeline.simulation.history import History
+from lb_pipeline.simulation.leader_view import BundleOrders, Owners, leader_load
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.ownership import inherit_owners
 from lb_pipeline.simulation.policies import Policies
 
-JSON_NAMES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")  # load_model.RESOURCES order
 SEED = np.array([ta.DEFAULT_SEED[f] for f in ta.FIELDS])
 
 
@@ -68,6 +68,7 @@ class Simulation:
         # the leader samples each bundle about once a minute (a broker report each): a cycle of N minutes is N samples
         self.samples_per_cycle = max(1, self.config.get_int("loadBalancerSheddingIntervalMinutes"))
         self.bundle_index = {b: n for n, b in enumerate(h.bundles)}
+        self.orders = BundleOrders(h.bundles, self.bundle_index)
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
@@ -110,8 +111,7 @@ class Simulation:
             load = self._load(i, traffic, live_idx)
         owned = np.bincount(self.owner[h.present[i] & (self.owner >= 0)], minlength=len(h.brokers))[live_idx]
         unowned = int((h.present[i] & ~np.isin(self.owner, live_idx)).sum())
-        owners = {h.bundles[n]: h.brokers[self.owner[n]] for n in np.flatnonzero(h.present[i] & (self.owner >= 0))}
-        view["owners"] = owners
+        view["owners"] = Owners(h.bundles, h.brokers, self.owner, h.present[i] & (self.owner >= 0))
         for u in self.balancer.unloads(load, self.config, t, state, view):
             n = view["bundle_index"][u.bundle]
             if h.brokers[self.owner[n]] != u.broker:
@@ -180,30 +180,6 @@ class Simulation:
             usage[live_idx] = np.nan_to_num(h.usage[i][live_idx])
         self._usage_live, self._limits_live = usage[live_idx], h.limits[i][live_idx]
         self._served = float(feats[live_idx, 0].sum())
-        present = h.present[i]
-        tr, cl, tp = traffic.tolist(), h.clients[i].tolist(), h.topics[i].tolist()
-        stats: dict[int, dict] = {int(b): {} for b in live_idx}
-        for n in np.flatnonzero(present & np.isin(self.owner, live_idx)).tolist():
-            x = tr[n]
-            stats[int(self.owner[n])][h.bundles[n]] = {
-                "msgRateIn": x[0], "msgRateOut": x[1], "msgThroughputIn": x[2], "msgThroughputOut": x[3],
-                "producerCount": int(cl[n][0]), "consumerCount": int(cl[n][1]), "topics": int(tp[n])}
-        reports = {}
-        for b in live_idx.tolist():
-            d = {name: {"usage": float(usage[b, r]), "limit": float(h.limits[i, b, r])} for r, name in enumerate(JSON_NAMES)}
-            d.update(msgRateIn=float(bt[b, 0]), msgRateOut=float(bt[b, 1]), msgThroughputIn=float(bt[b, 2]),
-                     msgThroughputOut=float(bt[b, 3]), lastStats=stats[b], bundles=list(stats[b]),
-                     numTopics=sum(s["topics"] for s in stats[b].values()), **h.meta.get(h.brokers[b], {}))
-            reports[h.brokers[b]] = d
-        short, long_ = self.avg[ta.SHORT_SAMPLES].tolist(), self.avg[ta.LONG_SAMPLES].tolist()
-        ns, nl = self.n[ta.SHORT_SAMPLES].tolist(), self.n[ta.LONG_SAMPLES].tolist()
-        data = {}
-        for n in np.flatnonzero(present).tolist():
-            s, lg = short[n], long_[n]
-            data[h.bundles[n]] = {
-                "shortTermData": {"numSamples": ns[n], "msgRateIn": s[0], "msgRateOut": s[1], "msgThroughputIn": s[2],
-                                  "msgThroughputOut": s[3]},
-                "longTermData": {"numSamples": nl[n], "msgRateIn": lg[0], "msgRateOut": lg[1], "msgThroughputIn": lg[2],
-                                 "msgThroughputOut": lg[3]},
-                "topics": int(tp[n])}
-        return LoadData(reports, data)
+        return leader_load(h, i, live_idx, self.owner, traffic, bt, usage,
+                           (self.avg[ta.SHORT_SAMPLES], self.avg[ta.LONG_SAMPLES]),
+                           (self.n[ta.SHORT_SAMPLES], self.n[ta.LONG_SAMPLES]), self.orders)

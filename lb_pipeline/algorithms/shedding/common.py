@@ -9,7 +9,7 @@ cached on it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,11 +28,14 @@ class LoadData:
     bundle_data: dict[str, dict] = field(default_factory=dict)
     recently_unloaded: dict[str, int] = field(default_factory=dict)  # bundle → epoch ms of the unload
     frames: dict = field(default_factory=dict, repr=False, compare=False)  # shared by dataclasses.replace copies
+    # a caller holding the data as arrays (the simulation) builds the frame itself: skip_system → LoadFrame
+    frame_builder: Callable[[bool], LoadFrame] | None = field(default=None, repr=False, compare=False)
 
     def frame(self, config: PulsarConfig) -> LoadFrame:
         skip_system = config.release.shed_skips_system_namespace
         if skip_system not in self.frames:
-            self.frames[skip_system] = build_frame(self.brokers, self.bundle_data, skip_system)
+            build = self.frame_builder or (lambda skip: build_frame(self.brokers, self.bundle_data, skip))
+            self.frames[skip_system] = build(skip_system)
         return self.frames[skip_system]
 
     def bundles_of(self, broker: str) -> list[str]:

@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from lb_pipeline.algorithms.shedding.frame import is_system_namespace, namespace_of
 from lb_pipeline.model.broker_load_data import BrokerLoadData
 from lb_pipeline.model.config import PulsarConfig
@@ -51,28 +53,56 @@ def _long_div(a: int, b: int) -> int:
     return q if a >= 0 else -q
 
 
-def stats_key(s: Mapping) -> tuple:
-    """``NamespaceBundleStats.compareTo`` as a key: bandwidth in, out (100 kB resolution), msg rate (100/s), topics
-    plus connections (500), cache size (100 kB)."""
-    f = lambda k: float(s.get(k, 0.0) or 0.0)  # noqa: E731
-    i = lambda k: int(s.get(k, 0) or 0)  # noqa: E731
-    return (_round(f("msgThroughputIn") / 100000.0), _round(f("msgThroughputOut") / 100000.0),
-            _round((f("msgRateIn") + f("msgRateOut")) / 100.0),
-            _long_div(i("topics") + i("consumerCount") + i("producerCount"), 500), _long_div(i("cacheSize"), 100000))
+def stats_columns(stats: Mapping[str, Mapping]) -> dict:
+    """A ``lastStats`` mapping as columns: bundle names, their namespaces and the ``NamespaceBundleStats`` fields the
+    top-k selection reads. A mapping that already holds its bundles as arrays gives them through ``columns()``."""
+    if hasattr(stats, "columns"):
+        return stats.columns()
+    rows = list(stats.items())
+    f = lambda k: np.array([float(s.get(k, 0.0) or 0.0) for _, s in rows], dtype=np.float64)  # noqa: E731
+    i = lambda k: np.array([int(s.get(k, 0) or 0) for _, s in rows], dtype=object)  # noqa: E731
+    namespaces = [namespace_of(n) for n, _ in rows]
+    return {"names": [n for n, _ in rows], "namespaces": namespaces,
+            "system": np.array([is_system_namespace(ns) for ns in namespaces], dtype=bool),
+            "msgThroughputIn": f("msgThroughputIn"), "msgThroughputOut": f("msgThroughputOut"),
+            "msgRate": f("msgRateIn") + f("msgRateOut"),
+            "topics": i("topics"), "connections": i("topics") + i("consumerCount") + i("producerCount"),
+            "cacheSize": i("cacheSize")}
 
 
-def top_k_bundles(stats: Mapping[str, Mapping], k: int, with_policies: set[str], config: PulsarConfig) -> list[dict]:
+def _round_array(x: np.ndarray) -> list[int]:
+    """:func:`_round` element-wise (finite values: floor(x + 0.5) in double, as Java's ``Math.round``)."""
+    if np.isfinite(x).all() and (np.abs(x) < 2.0**62).all():
+        return np.floor(x + 0.5).astype(np.int64).tolist()
+    return [_round(v) for v in x.tolist()]
+
+
+def _long_div_array(a: np.ndarray, b: int) -> list[int]:
+    """:func:`_long_div` element-wise."""
+    q = np.abs(a) // b
+    return np.where(a >= 0, q, -q).tolist()
+
+
+def top_k_bundles(stats: Mapping[str, Mapping], k: int, with_policies: set[str], config: PulsarConfig,
+                  columns: dict | None = None) -> list[dict]:
     """``TopKBundles.update``: bundles with traffic, outside system namespaces (and, unless
     ``loadBalancerSheddingBundlesWithPoliciesEnabled``, outside namespaces with policies); the ``k`` largest by
     ``NamespaceBundleStats.compareTo``, partition-sorted as Pulsar does, listed in ascending order."""
     allow = config.get_bool("loadBalancerSheddingBundlesWithPoliciesEnabled")
-    arr = [(name, s) for name, s in stats.items()
-           if float(s.get("msgThroughputIn", 0.0)) + float(s.get("msgThroughputOut", 0.0)) != 0
-           and not is_system_namespace(namespace_of(name)) and (allow or namespace_of(name) not in with_policies)]
+    c = columns if columns is not None else stats_columns(stats)
+    keep = (c["msgThroughputIn"] + c["msgThroughputOut"] != 0) & ~c["system"]
+    if not allow and with_policies:
+        keep &= np.array([ns not in with_policies for ns in c["namespaces"]], dtype=bool)
+    arr = np.flatnonzero(keep).tolist()
     if not arr or k <= 0:
         return []
     k = min(k, len(arr))
-    keys = [stats_key(s) for _, s in arr]
+    sel = np.asarray(arr, dtype=np.int64)
+    # NamespaceBundleStats.compareTo as a key: bandwidth in, out (100 kB resolution), msg rate (100/s), topics plus
+    # connections (500), cache size (100 kB)
+    keys = list(zip(_round_array(c["msgThroughputIn"][sel] / 100000.0), _round_array(c["msgThroughputOut"][sel] / 100000.0),
+                    _round_array(c["msgRate"][sel] / 100.0), _long_div_array(c["connections"][sel], 500),
+                    _long_div_array(c["cacheSize"][sel], 100000)))
     items = list(zip(keys, arr))
     start, end, target = 0, len(items) - 1, k - 1
     while start < end:  # partitionSort: three-way partition around the last element, descending
@@ -96,7 +126,8 @@ def top_k_bundles(stats: Mapping[str, Mapping], k: int, with_policies: set[str],
         else:
             start = mid
     items[:end] = sorted(items[:end], key=lambda t: t[0], reverse=True)  # stable, like Collections.sort
-    return [{"bundleName": name, "stats": s} for _, (name, s) in reversed(items[:k])]
+    names = c["names"]
+    return [{"bundleName": names[n], "stats": stats[names[n]]} for _, n in reversed(items[:k])]
 
 
 @dataclass
@@ -116,13 +147,14 @@ def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_m
     brokers, tops = {}, {}
     for b, r in reports.items():
         stats = r.get("lastStats") or {}
+        columns = stats_columns(stats)
         usage = {res: (float((r.get(res) or {}).get("usage", 0.0)), float((r.get(res) or {}).get("limit", 0.0)))
                  for res in RESOURCES}
         data = state.brokers.setdefault(b, BrokerLoadData())
         data.update(usage, r.get("msgThroughputIn", 0.0), r.get("msgThroughputOut", 0.0), r.get("msgRateIn", 0.0),
-                    r.get("msgRateOut", 0.0), len(stats), sum(int(s.get("topics", 0)) for s in stats.values()),
+                    r.get("msgRateOut", 0.0), len(stats), int(columns["topics"].sum()),
                     config, now_ms)
         brokers[b] = data.to_json()
-        tops[b] = top_k_bundles(stats, k, with_policies, config)
-    return ExtensibleLoad(brokers, tops, list(reports), dict(owners or {}), with_policies,
+        tops[b] = top_k_bundles(stats, k, with_policies, config, columns)
+    return ExtensibleLoad(brokers, tops, list(reports), owners if owners is not None else {}, with_policies,
                           source="derived from the modular LocalBrokerData")
