@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from lb_pipeline.report.heat import HeatRows, heat_rows
+from lb_pipeline.report.nights import nights_context
 from lb_pipeline.report.render import render_index, render_nightly
 from tests.conftest import DEMO_DAY
 
@@ -50,6 +51,7 @@ def _context(**over):
              "summary": f"idle {EVIL}", "snapshots": 2, "evidence": f'[{{"broker": "{EVIL}"}}]', "action": f"unload {EVIL}"}]}],
         "findings_trend": [{"night": DEMO_DAY, "critical": 1, "warning": 2, "info": 0},
                            {"night": EVIL, "critical": 0, "warning": 1, "info": 3}],
+        "nights": nights_context([], f"c{EVIL}", DEMO_DAY),
     }
     ctx.update(over)
     return ctx
@@ -213,3 +215,16 @@ def test_findings_show_tonight_and_the_last_nights_and_a_clean_night_says_so():
     assert "idle broker while others run hot" in section and "unload &lt;script&gt;" in section
     clean = render_nightly(_context(findings=[], findings_trend=[])).split('data-testid="findings"')[1]
     assert "No known pathology tonight." in clean.split("</section>")[0]
+
+
+def test_last_nights_compare_tonight_with_the_means_and_a_first_night_says_there_is_nothing_yet():
+    first = render_nightly(_context()).split('data-testid="nights"')[1].split("</section>")[0]
+    assert 'data-testid="nights-none"' in first and "nights-compare" not in first
+    rows = [{"cluster": f"c{EVIL}", "snapshot_date": f"2026-01-{d:02d}", "peak_usage": 0.5 + d / 100, "mean_usage": 0.3,
+             "brokers": 4, "brokers_overloaded": d % 2, "unloads": d, "splits": 0, "critical_findings": 0,
+             "warning_findings": 1} for d in range(1, 16)]
+    section = render_nightly(_context(nights=nights_context(rows, f"c{EVIL}", DEMO_DAY))).split(
+        'data-testid="nights"')[1].split("</section>")[0]
+    compare = section.split('data-testid="nights-compare"')[1].split("</table>")[0]
+    assert "65.0%" in compare and "61.0%" in compare  # tonight's peak, the mean of the 7 nights before
+    assert "14 of the last 30" in section and section.split('data-testid="nights-recent"')[1].count("<tr>") == 8

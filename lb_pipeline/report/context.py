@@ -15,9 +15,11 @@ from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
+from lb_pipeline.report.nights import nights_context
 from lb_pipeline.report.planning import capacity_context, findings_context, findings_trend
 from lb_pipeline.report.simulation import simulation_context
 from lb_pipeline.transforms import silver
+from lb_pipeline.transforms.nights import night_metrics
 
 DOCS_VS_CODE = [
     "topic_count_equally_divide: the docs' 6-topic example cuts at 0x50000000; the code cuts at 0x4d000000.",
@@ -164,6 +166,12 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
     quarantined = _rows(quarantine.groupBy("bronze_table").agg(F.count("*").alias("rows"), F.first("reason").alias("example"))
                         .orderBy("bronze_table")) if quarantine is not None else []
 
+    def every_night(layer, table):
+        return lake.read(spark, layer, table) if lake.exists(spark, layer, table) else None
+
+    nights = night_metrics(day, config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0, strategy,
+                           every_night("gold", "broker_load_summary"), every_night("gold", "shedding_decisions"),
+                           every_night("gold", "split_recommendations"), every_night("gold", "pathologies"))
     versions = {f"{layer}/{table}": lake.version(spark, layer, table) for layer, table in TABLES if lake.exists(spark, layer, table)}
     return {
         "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
@@ -180,6 +188,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "quality_trend": trend, "unservable": unservable,
         "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE, "simulation": simulation_context(read),
         "capacity": capacity_context(read("gold", "capacity_forecast")), "findings": findings_context(read("gold", "pathologies")),
+        "nights": nights_context(_rows(nights) if nights is not None else [], cluster, day),
         "findings_trend": findings_trend(lake.read(spark, "gold", "pathologies") if lake.exists(spark, "gold", "pathologies")
                                          else None, day),
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

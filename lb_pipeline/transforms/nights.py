@@ -1,0 +1,55 @@
+"""The nights the lake holds, at a glance: one row per cluster and night from the gold tables, for the report's
+"Last nights" section (tonight against the mean of the last 7 and 30 nights).
+
+Each gold table is aggregated per night in Spark (a handful of rows per night reach the driver): the cluster's
+peak and mean broker usage and the brokers that crossed ``loadBalancerBrokerOverloadedThresholdPercentage``
+(``gold/broker_load_summary``), the unloads the configured strategy's replay decided (``gold/shedding_decisions``),
+the bundles a split would help (``gold/split_recommendations``) and the findings by severity (``gold/pathologies``).
+A table the lake does not hold yet contributes nothing, and a night without rows in it counts as zero there.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lb_pipeline.transforms.capacity import window
+
+WINDOWS = (7, 30)  # nights the report compares tonight with
+METRICS = ("peak_usage", "mean_usage", "brokers", "brokers_overloaded", "unloads", "splits", "critical_findings",
+           "warning_findings")
+KEYS = ["cluster", "snapshot_date"]
+
+
+def night_metrics(day: str, threshold: float, strategy: str, summary: DataFrame | None = None,
+                  decisions: DataFrame | None = None, splits: DataFrame | None = None,
+                  findings: DataFrame | None = None, nights: int = max(WINDOWS)) -> DataFrame | None:
+    """One row per (cluster, night) of the ``nights`` nights up to ``day`` with every metric of ``METRICS``
+    (``threshold``: the overload threshold as a fraction; ``strategy``: the configured shedding strategy)."""
+    parts = []
+    if summary is not None:
+        parts.append(window(summary, day, nights).groupBy(*KEYS).agg(
+            F.max("peak_max_usage").alias("peak_usage"), F.avg("mean_max_usage").alias("mean_usage"),
+            F.countDistinct("broker").alias("brokers"),
+            F.countDistinct(F.when(F.col("peak_max_usage") > threshold, F.col("broker"))).alias("brokers_overloaded")))
+    if decisions is not None:
+        parts.append(window(decisions, day, nights).where(F.col("strategy") == strategy)
+                     .groupBy(*KEYS).agg(F.count("*").alias("unloads")))
+    if splits is not None:
+        parts.append(window(splits, day, nights).where("splits").groupBy(*KEYS)
+                     .agg(F.countDistinct("bundle").alias("splits")))
+    if findings is not None:
+        parts.append(window(findings, day, nights).groupBy(*KEYS).agg(
+            F.sum((F.col("severity") == "critical").cast("int")).alias("critical_findings"),
+            F.sum((F.col("severity") == "warning").cast("int")).alias("warning_findings")))
+    if not parts:
+        return None
+    joined = reduce(lambda a, b: a.join(b, KEYS, "full_outer"), parts)
+    for m in METRICS:
+        if m not in joined.columns:
+            joined = joined.withColumn(m, F.lit(None).cast("double"))
+        elif m not in ("peak_usage", "mean_usage"):  # a night without rows in a table: nothing happened there
+            joined = joined.withColumn(m, F.coalesce(F.col(m), F.lit(0)))
+    return joined.select(*KEYS, *METRICS)

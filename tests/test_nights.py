@@ -1,0 +1,50 @@
+"""The nights the lake holds at a glance: per-night metrics from the gold tables, and tonight against the means of
+the nights before it."""
+
+from __future__ import annotations
+
+import pytest
+
+from lb_pipeline.report.nights import nights_context
+from lb_pipeline.transforms.nights import METRICS, night_metrics
+
+DAY = "2026-01-15"
+
+
+def test_tonight_is_compared_with_the_nights_before_it_only():
+    rows = [{"cluster": c, "snapshot_date": f"2026-01-{d:02d}", **{m: float(d) for m in METRICS}}
+            for c in ("c", "other") for d in range(1, 18)]  # 16 and 17 are later nights: a re-run of the 15th
+    ctx = nights_context(rows, "c", DAY)
+    assert ctx["earlier"] == 14 and [w["held"] for w in ctx["windows"]] == [7, 14]
+    unloads = next(m for m in ctx["metrics"] if m["name"] == "unloads")
+    assert unloads["tonight"] == 15.0
+    assert unloads["means"] == [pytest.approx(sum(range(8, 15)) / 7), pytest.approx(sum(range(1, 15)) / 14)]
+    assert [r["snapshot_date"] for r in ctx["recent"]] == [f"2026-01-{d:02d}" for d in range(15, 8, -1)]
+
+
+def test_a_first_night_has_nothing_to_compare_with():
+    ctx = nights_context([{"cluster": "c", "snapshot_date": DAY, **{m: 1.0 for m in METRICS}}], "c", DAY)
+    assert ctx["earlier"] == 0 and all(m["means"] == [None, None] for m in ctx["metrics"])
+
+
+@pytest.mark.spark
+def test_night_metrics_count_each_gold_table_per_night_within_the_window(spark):
+    summary = spark.createDataFrame(
+        [("c", d, b, peak, 0.5) for d, peaks in (("2026-01-14", (0.9, 0.4)), (DAY, (0.7, 0.95)), ("2026-01-16", (1.0, 1.0)))
+         for b, peak in zip(("b1", "b2"), peaks)],
+        "cluster string, snapshot_date string, broker string, peak_max_usage double, mean_max_usage double")
+    decisions = spark.createDataFrame([("c", DAY, "OverloadShedder", "x"), ("c", DAY, "OverloadShedder", "y"),
+                                       ("c", DAY, "AvgShedder", "z"), ("c", "2025-12-01", "OverloadShedder", "old")],
+                                      "cluster string, snapshot_date string, strategy string, bundle string")
+    splits = spark.createDataFrame([("c", DAY, "x", True), ("c", DAY, "x", True), ("c", DAY, "y", False)],
+                                   "cluster string, snapshot_date string, bundle string, splits boolean")
+    findings = spark.createDataFrame([("c", "2026-01-14", "critical"), ("c", "2026-01-14", "warning"),
+                                      ("c", "2026-01-14", "info")], "cluster string, snapshot_date string, severity string")
+    rows = {r.snapshot_date: r.asDict() for r in night_metrics(DAY, 0.85, "OverloadShedder", summary, decisions, splits,
+                                                                findings).collect()}
+    assert sorted(rows) == ["2026-01-14", DAY]  # the later night and the one outside 30 days are left out
+    assert rows[DAY] == {"cluster": "c", "snapshot_date": DAY, "peak_usage": 0.95, "mean_usage": 0.5, "brokers": 2,
+                         "brokers_overloaded": 1, "unloads": 2, "splits": 1, "critical_findings": 0,
+                         "warning_findings": 0}
+    assert rows["2026-01-14"]["unloads"] == 0 and rows["2026-01-14"]["critical_findings"] == 1
+    assert night_metrics(DAY, 0.85, "OverloadShedder") is None
