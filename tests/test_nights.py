@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lb_pipeline.report.nights import nights_context
-from lb_pipeline.transforms.nights import METRICS, night_metrics
+from lb_pipeline.report.nights import findings_trend, nights_context
+from lb_pipeline.transforms.nights import COLUMNS, METRICS, night_metrics
 
 DAY = "2026-01-15"
 
@@ -45,6 +45,13 @@ def test_night_metrics_count_each_gold_table_per_night_within_the_window(spark):
     assert sorted(rows) == ["2026-01-14", DAY]  # the later night and the one outside 30 days are left out
     assert rows[DAY] == {"cluster": "c", "snapshot_date": DAY, "peak_usage": 0.95, "mean_usage": 0.5, "brokers": 2,
                          "brokers_overloaded": 1, "unloads": 2, "splits": 1, "critical_findings": 0,
-                         "warning_findings": 0}
+                         "warning_findings": 0, "info_findings": 0}
     assert rows["2026-01-14"]["unloads"] == 0 and rows["2026-01-14"]["critical_findings"] == 1
+    assert findings_trend(list(rows.values()), "c", DAY) == [
+        {"night": DAY, "critical": 0, "warning": 0, "info": 0}, {"night": "2026-01-14", "critical": 1, "warning": 1, "info": 1}]
     assert night_metrics(DAY, 0.85, "OverloadShedder") is None
+
+
+def test_the_findings_trend_needs_a_findings_table():
+    rows = [{"cluster": "c", "snapshot_date": DAY, **{m: None for m in COLUMNS}}]
+    assert findings_trend(rows, "c", DAY) == []

@@ -15,8 +15,8 @@ from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
-from lb_pipeline.report.nights import nights_context
-from lb_pipeline.report.planning import capacity_context, findings_context, findings_trend
+from lb_pipeline.report.nights import findings_trend, nights_context
+from lb_pipeline.report.planning import capacity_context, findings_context
 from lb_pipeline.report.simulation import simulation_context
 from lb_pipeline.transforms import silver
 from lb_pipeline.transforms.nights import night_metrics
@@ -172,6 +172,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
     nights = night_metrics(day, config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0, strategy,
                            every_night("gold", "broker_load_summary"), every_night("gold", "shedding_decisions"),
                            every_night("gold", "split_recommendations"), every_night("gold", "pathologies"))
+    night_rows = _rows(nights) if nights is not None else []
     versions = {f"{layer}/{table}": lake.version(spark, layer, table) for layer, table in TABLES if lake.exists(spark, layer, table)}
     return {
         "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
@@ -188,9 +189,7 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
         "quality_trend": trend, "unservable": unservable,
         "quarantined": quarantined, "docs_vs_code": DOCS_VS_CODE, "simulation": simulation_context(read),
         "capacity": capacity_context(read("gold", "capacity_forecast")), "findings": findings_context(read("gold", "pathologies")),
-        "nights": nights_context(_rows(nights) if nights is not None else [], cluster, day),
-        "findings_trend": findings_trend(lake.read(spark, "gold", "pathologies") if lake.exists(spark, "gold", "pathologies")
-                                         else None, day),
+        "nights": nights_context(night_rows, cluster, day), "findings_trend": findings_trend(night_rows, cluster, day),
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                        "versions": versions},
     }

@@ -30,3 +30,12 @@ def nights_context(rows: list[dict], cluster: str, day: str) -> dict:
                 "tonight": tonight[m] if tonight else None,
                 "means": [_mean([r[m] for r in before[:w]]) for w in WINDOWS]} for m in METRICS]
     return {"earlier": len(before), "windows": windows, "metrics": metrics, "recent": mine[:SHOWN]}
+
+
+def findings_trend(rows: list[dict], cluster: str, day: str, nights: int = SHOWN) -> list[dict]:
+    """Findings per severity for each of the last ``nights`` nights up to ``day``, newest first (none when the lake
+    holds no findings table)."""
+    mine = sorted((r for r in rows if r["cluster"] == cluster and r["snapshot_date"] <= day
+                   and r["critical_findings"] is not None), key=lambda r: r["snapshot_date"], reverse=True)
+    return [{"night": r["snapshot_date"], "critical": r["critical_findings"], "warning": r["warning_findings"],
+             "info": r["info_findings"]} for r in mine[:nights]]

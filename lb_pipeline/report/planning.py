@@ -66,13 +66,3 @@ def findings_context(df) -> list[dict]:
         g["items"].append(r)
     return sorted(groups.values(), key=lambda g: (SEVERITY_ORDER.get(g["severity"], 3), -len(g["items"]), g["detector"]))
 
-
-def findings_trend(df, day: str, nights: int = TREND_NIGHTS) -> list[dict]:
-    """Findings per severity for each of the last ``nights`` nights the lake holds, up to ``day``, newest first."""
-    if df is None:
-        return []
-    counts: dict[str, dict] = {}
-    for r in df.where(df.snapshot_date <= day).groupBy("snapshot_date", "severity").count().collect():
-        counts.setdefault(r["snapshot_date"], {"night": r["snapshot_date"], "critical": 0, "warning": 0, "info": 0})[
-            r["severity"]] = r["count"]
-    return [counts[d] for d in sorted(counts, reverse=True)[:nights]]

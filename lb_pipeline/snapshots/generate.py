@@ -68,8 +68,9 @@ def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, star
         rates = topic_rates(cluster, step, n_steps, ts, rng)
         if seasons:
             apply_incidents(cluster, seasons.starting(ts, p.interval_minutes), ts, rng)
-            cluster.topic_live = seasons.topic_factor(ts, cluster.topic_ns) > 0
-            rates = rates * seasons.topic_factor(ts, cluster.topic_ns)
+            factor = seasons.topic_factor(ts, cluster.topic_ns)
+            cluster.topic_live = factor > 0
+            rates = rates * factor
         path, seen = _write_snapshot(out, cluster, p, step, n_steps, ts, rates, averages, ema, tp_ema, rng, balancer)
         written.append(path)
         if balancer:  # what the leader decides on this snapshot shows in the next one

@@ -20,13 +20,14 @@ from lb_pipeline.transforms.capacity import window
 WINDOWS = (7, 30)  # nights the report compares tonight with
 METRICS = ("peak_usage", "mean_usage", "brokers", "brokers_overloaded", "unloads", "splits", "critical_findings",
            "warning_findings")
+COLUMNS = (*METRICS, "info_findings")  # info findings are listed per night, not compared
 KEYS = ["cluster", "snapshot_date"]
 
 
 def night_metrics(day: str, threshold: float, strategy: str, summary: DataFrame | None = None,
                   decisions: DataFrame | None = None, splits: DataFrame | None = None,
                   findings: DataFrame | None = None, nights: int = max(WINDOWS)) -> DataFrame | None:
-    """One row per (cluster, night) of the ``nights`` nights up to ``day`` with every metric of ``METRICS``
+    """One row per (cluster, night) of the ``nights`` nights up to ``day`` with every column of ``COLUMNS``
     (``threshold``: the overload threshold as a fraction; ``strategy``: the configured shedding strategy)."""
     parts = []
     if summary is not None:
@@ -43,13 +44,14 @@ def night_metrics(day: str, threshold: float, strategy: str, summary: DataFrame 
     if findings is not None:
         parts.append(window(findings, day, nights).groupBy(*KEYS).agg(
             F.sum((F.col("severity") == "critical").cast("int")).alias("critical_findings"),
-            F.sum((F.col("severity") == "warning").cast("int")).alias("warning_findings")))
+            F.sum((F.col("severity") == "warning").cast("int")).alias("warning_findings"),
+            F.sum((F.col("severity") == "info").cast("int")).alias("info_findings")))
     if not parts:
         return None
     joined = reduce(lambda a, b: a.join(b, KEYS, "full_outer"), parts)
-    for m in METRICS:
+    for m in COLUMNS:
         if m not in joined.columns:
             joined = joined.withColumn(m, F.lit(None).cast("double"))
         elif m not in ("peak_usage", "mean_usage"):  # a night without rows in a table: nothing happened there
             joined = joined.withColumn(m, F.coalesce(F.col(m), F.lit(0)))
-    return joined.select(*KEYS, *METRICS)
+    return joined.select(*KEYS, *COLUMNS)

@@ -88,55 +88,51 @@ def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig, share: f
         ["snapshot_ts", "owner_broker", "hottest_topic", "hottest_topic_share", "msg_rate_in", "msg_rate_out"])
 
 
+def _per_resource(usage: DataFrame) -> DataFrame:
+    """``usage`` with one row per broker, snapshot and resource (``resource``, ``pct``): one pass for all five."""
+    return usage.select(*KEYS, "broker", "weighted_max_usage", "msg_rate_in", "msg_rate_out",
+                        F.explode(F.array(*[F.struct(F.lit(r).alias("resource"), F.col(c).alias("pct"))
+                                            for r, c in _PCT.items()])).alias("_r")).select("*", "_r.*").drop("_r")
+
+
 def broken_usage(usage: DataFrame) -> DataFrame:
     """A resource stuck at 0 % on a broker that serves traffic (a broken reporter), or above 100 % (a wrong limit:
     for the NIC, usually a speed the broker cannot read in containers)."""
-    rows = []
-    for r, pct in _PCT.items():
-        traffic = (F.col("msg_rate_in") + F.col("msg_rate_out")) > 0
-        per = usage.select(*KEYS, "broker", F.lit(r).alias("resource"), F.col(pct).alias("pct"), traffic.alias("serving"))
-        stuck = per.groupBy("cluster", "snapshot_date", "broker", "resource").agg(
-            F.max("pct").alias("max_pct"), F.min(F.col("serving").cast("int")).alias("always_serving"))
-        zero = per.join(stuck.where((F.col("max_pct") == 0) & (F.col("always_serving") == 1)),
-                        ["cluster", "snapshot_date", "broker", "resource"], "left_semi")
-        rows.append(findings(zero.withColumn("kind", F.lit("stuck at 0 %")), "usage stuck at 0 %",
-                             F.concat_ws(" ", "broker", "resource"), F.lit("warning"),
-                             F.concat(F.col("resource"), F.lit(" reads 0 % all night on a broker serving traffic")),
-                             F.lit("The broker cannot read this resource (cgroup or /proc not visible, or no NIC found): "
-                                   "balancing is blind to it. Check the broker's host metrics and logs."),
-                             ["snapshot_ts", "broker", "resource", "pct"], min_snapshots=2))
-        nic = r.startswith("bandwidth")
-        over = per.where(F.col("pct") > 100.0)
-        rows.append(findings(over, "usage above 100 %", F.concat_ws(" ", "broker", "resource"),
-                             F.lit("critical" if nic else "warning"),
-                             F.concat(F.col("resource"), F.lit(" at "), F.format_number("pct", 0), F.lit(" % of its limit")),
-                             F.lit("The NIC speed the broker reads is wrong: set loadBalancerOverrideBrokerNicSpeedGbps "
-                                   "to the real link speed." if nic else
-                                   "The limit the broker reports is below what it uses: check its container limits."),
-                             ["snapshot_ts", "broker", "resource", "pct"]))
-    out = rows[0]
-    for df in rows[1:]:
-        out = out.unionByName(df)
-    return out
+    per = _per_resource(usage).withColumn("serving", (F.col("msg_rate_in") + F.col("msg_rate_out")) > 0)
+    stuck = per.groupBy("cluster", "snapshot_date", "broker", "resource").agg(
+        F.max("pct").alias("max_pct"), F.min(F.col("serving").cast("int")).alias("always_serving"))
+    zero = per.join(stuck.where((F.col("max_pct") == 0) & (F.col("always_serving") == 1)),
+                    ["cluster", "snapshot_date", "broker", "resource"], "left_semi")
+    nic = F.col("resource").startswith("bandwidth")
+    return findings(zero, "usage stuck at 0 %", F.concat_ws(" ", "broker", "resource"), F.lit("warning"),
+                    F.concat(F.col("resource"), F.lit(" reads 0 % all night on a broker serving traffic")),
+                    F.lit("The broker cannot read this resource (cgroup or /proc not visible, or no NIC found): "
+                          "balancing is blind to it. Check the broker's host metrics and logs."),
+                    ["snapshot_ts", "broker", "resource", "pct"], min_snapshots=2).unionByName(
+        findings(per.where(F.col("pct") > 100.0), "usage above 100 %", F.concat_ws(" ", "broker", "resource"),
+                 F.when(nic, "critical").otherwise("warning"),
+                 F.concat(F.col("resource"), F.lit(" at "), F.format_number("pct", 0), F.lit(" % of its limit")),
+                 F.when(nic, F.lit("The NIC speed the broker reads is wrong: set loadBalancerOverrideBrokerNicSpeedGbps "
+                                   "to the real link speed.")).otherwise(
+                     F.lit("The limit the broker reports is below what it uses: check its container limits.")),
+                 ["snapshot_ts", "broker", "resource", "pct"]))
 
 
-def ignored_resources(usage: DataFrame, config: PulsarConfig) -> DataFrame:
+def ignored_resources(usage: DataFrame, config: PulsarConfig) -> DataFrame | None:
     """Overload by a resource the strategies do not see: weight 0 in ``loadBalancer*ResourceWeight`` (memory and
     direct memory by default) while the weighted max usage they compare stays under the threshold."""
     weights = Weights.from_config(config)
     overload = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage")
-    out = None
-    for r, pct in _PCT.items():
-        if getattr(weights, r) != 0:
-            continue
-        hit = usage.where((F.col(pct) >= overload) & (F.col("weighted_max_usage") * 100.0 < overload)).withColumn(
-            "resource", F.lit(r)).withColumn("pct", F.col(pct))
-        df = findings(hit, "overload in an ignored resource", F.concat_ws(" ", "broker", "resource"),
-                      F.when(F.col("pct") >= 95, "critical").otherwise("warning"),
-                      F.concat(F.lit(f"{r} at "), F.format_number("pct", 0), F.lit(" % while the weighted usage the "
-                               "strategies compare is "), _pct("weighted_max_usage"), F.lit(" %")),
-                      F.lit(f"Give it a weight ({_WEIGHT_KEYS[r]}=1.0, a dynamic key) so shedding sees it, or give "
-                            "the broker more memory (-Xmx / -XX:MaxDirectMemorySize)."),
-                      ["snapshot_ts", "broker", "resource", "pct", "weighted_max_usage"])
-        out = df if out is None else out.unionByName(df)
-    return out
+    ignored = [r for r in _PCT if getattr(weights, r) == 0]
+    if not ignored:
+        return None
+    hit = _per_resource(usage).where(F.col("resource").isin(ignored) & (F.col("pct") >= overload)
+                                     & (F.col("weighted_max_usage") * 100.0 < overload))
+    key = F.create_map(*[F.lit(x) for r in ignored for x in (r, _WEIGHT_KEYS[r])])[F.col("resource")]
+    return findings(hit, "overload in an ignored resource", F.concat_ws(" ", "broker", "resource"),
+                    F.when(F.col("pct") >= 95, "critical").otherwise("warning"),
+                    F.concat(F.col("resource"), F.lit(" at "), F.format_number("pct", 0), F.lit(
+                        " % while the weighted usage the strategies compare is "), _pct("weighted_max_usage"), F.lit(" %")),
+                    F.concat(F.lit("Give it a weight ("), key, F.lit("=1.0, a dynamic key) so shedding sees it, or give "
+                                                                     "the broker more memory (-Xmx / -XX:MaxDirectMemorySize).")),
+                    ["snapshot_ts", "broker", "resource", "pct", "weighted_max_usage"])
