@@ -89,7 +89,7 @@ def java_median_us(jar: Path, path: Path, iterations: int) -> float | None:
 
 
 def replay_cycle_on_m(args) -> None:
-    landing = DATA / "M"
+    landing = DATA / "M-one-snapshot"  # its own folder: bench_pipeline keeps landing/, lake/, floor-lake/ under M/
     if not any(iter_snapshot_dirs(landing)):
         print(f"generating one M snapshot under {landing} …", file=sys.stderr)
         generate(landing, "M", snapshots=1, start="2026-01-15T14:00:00Z")
