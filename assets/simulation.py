@@ -27,8 +27,8 @@ def load_model(context: dg.AssetExecutionContext, spark: SparkResource, lake: La
 
 
 _SIM_OPTIONS = {k: v for k, v in options("simulation").items() if k != "kinds"}  # multi_asset: kinds go on the specs
-_SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "config", "ownership", "namespaces",
-                                         "failure_domains")] + [key("gold", "load_model")]
+_SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "topic_stats", "config", "ownership",
+                                         "namespaces", "failure_domains")] + [key("gold", "load_model")]
 
 
 @dg.multi_asset(specs=[dg.AssetSpec(["gold", "simulation_runs"], deps=_SIM_DEPS, kinds={"spark", "delta"}),
@@ -43,7 +43,8 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
     policies = sim.policy_rows(*(lk.read(s, "bronze", t, day) for t in ("ownership", "namespaces", "config",
                                                                           "failure_domains")))
     result = sim.simulate_runs(s, lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
-                               lk.read(s, "gold", "load_model", day), policies, cfg, runs).persist()
+                               lk.read(s, "gold", "load_model", day), policies, cfg, runs,
+                               lk.read(s, "bronze", "topic_stats", day)).persist()
     try:
         runs_written, runs_meta = write_table(s, lk, sim.runs_table(result), "gold", "simulation_runs", day)
         _, ts_meta = write_table(s, lk, sim.timeseries_table(result), "gold", "simulation_timeseries", day)

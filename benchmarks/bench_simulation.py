@@ -50,11 +50,12 @@ def main() -> None:
     fit = time.perf_counter() - t0
     policies = sim.policy_rows(*(read(t) for t in ("ownership", "namespaces", "config", "failure_domains")))
     t0 = time.perf_counter()
-    out = sim.runs_table(sim.simulate_runs(spark, brokers, bundles, model, policies, config, runs)).toPandas()
+    out = sim.runs_table(sim.simulate_runs(spark, brokers, bundles, model, policies, config, runs,
+                                           read("topic_stats"))).toPandas()
     wall = time.perf_counter() - t0
     cycles = int(out["cycles"].sum())
     print(f"load model {fit:.1f} s; simulation {wall:.1f} s for {len(out)} runs, {cycles} cycles: "
-          f"{1000 * wall / cycles:.1f} ms per cycle on the machine's cores")
+          f"{1000 * wall / cycles:.1f} ms per cycle on the machine's cores; {int(out['splits'].sum())} simulated splits")
     if args.hours:
         day = wall * 24 / args.hours
         print(f"projected to the whole day: {day:.0f} s ({day / 60:.1f} min)")

@@ -140,10 +140,10 @@ def _simulate(args) -> int:
     if args.landing:
         from lb_pipeline.simulation.landing import read_history
 
-        cluster, brokers, bundles, config, notes, policies = read_history(args.landing, args.day, args.cluster,
-                                                                          args.profile)
+        cluster, brokers, bundles, config, notes, policies, topics = read_history(args.landing, args.day,
+                                                                                  args.cluster, args.profile)
     else:
-        cluster, brokers, bundles, config, notes, policies = _lake_history(args)
+        cluster, brokers, bundles, config, notes, policies, topics = _lake_history(args)
     overrides = dict(_key_value(kv) for kv in args.set or ())
     unknown = sorted(k for k in overrides if k not in config)
     if unknown:
@@ -152,7 +152,7 @@ def _simulate(args) -> int:
         config = config.overridden(**overrides)
         runs = run_list(config, args.strategy or STRATEGIES, sets_per_strategy=args.sets, seeds=tuple(range(args.seeds)))
         result = simulate_all(cluster, brokers, bundles, config, runs, None if args.quiet else progress_bar(len(runs)),
-                              policies)
+                              policies, topics)
     except ValueError as exc:
         raise LbError(str(exc)) from None
     result["notes"] = notes + result["notes"]
@@ -173,7 +173,7 @@ def _lake_history(args):
     from lb_pipeline.spark.session import get_session
     from lb_pipeline.simulation.policies import Policies
     from lb_pipeline.transforms.config import effective_config
-    from lb_pipeline.transforms.simulation import policy_rows
+    from lb_pipeline.transforms.simulation import policy_rows, split_topic_rows
 
     spark, lake = get_session(), Lake(args.lake or lake_root_from_env())
     brokers = lake.read(spark, "bronze", "broker_reports", args.day).toPandas()  # broker and bundle level, not topics
@@ -183,14 +183,17 @@ def _lake_history(args):
     cluster = args.cluster or clusters[0]
     if cluster not in clusters or (len(clusters) > 1 and not args.cluster):
         raise LbError(f"choose a cluster with --cluster: {', '.join(clusters)}")
-    bundles = lake.read(spark, "bronze", "bundle_reports", args.day)
-    bundles = bundles.where(bundles["cluster"] == cluster).toPandas()
+    bundle_rows = lake.read(spark, "bronze", "bundle_reports", args.day)
+    bundle_rows = bundle_rows.where(bundle_rows["cluster"] == cluster)
+    bundles = bundle_rows.toPandas()
     config = effective_config(lake.read(spark, "bronze", "config", args.day), lake.read(spark, "bronze", "snapshots", args.day),
                               args.profile)
     rows = policy_rows(*(lake.read(spark, "bronze", t, args.day) for t in ("ownership", "namespaces", "config",
                                                                            "failure_domains")))
     policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == cluster).collect())
-    return cluster, brokers[brokers["cluster"] == cluster], bundles, config, [], policies
+    # topic rows only of the bundles that can split (filtered on Spark)
+    topics = split_topic_rows(bundle_rows, lake.read(spark, "bronze", "topic_stats", args.day), config, []).toPandas()
+    return cluster, brokers[brokers["cluster"] == cluster], bundles, config, [], policies, topics
 
 
 def build_parser() -> argparse.ArgumentParser:

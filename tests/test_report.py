@@ -38,7 +38,7 @@ def _context(**over):
                             "precision": 2 / 3, "recall": 0.5},
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
         "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1, "on_front": True,
-                                 "max_over_mean_p95": 1.2, "overloaded_broker_minutes": 3, "unloads": 2, "ping_pongs": 0,
+                                 "max_over_mean_p95": 1.2, "overloaded_broker_minutes": 3, "unloads": 2, "splits": 1, "ping_pongs": 0,
                                  "reconnections": 40, "events": 1, "events_converged": 1}],
                        "recommendation": {"strategy": "AvgShedder", "rationale": f"because {EVIL}",
                                           "broker_conf": f"x={EVIL}", "commands": [f"pulsar-admin {EVIL}"]},

@@ -15,6 +15,8 @@ from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.run import run_config, simulate
 
 EVERYONE = (*STRATEGIES, "no-balancing", "as-recorded")
+# three equal bundles at 200 MB/s each would pass the bandwidth split threshold: these tests are about shedding
+UNSPLIT = PulsarConfig().overridden(loadBalancerAutoBundleSplitEnabled="false")
 
 # broker-3 joins at snapshot 4, broker-2 restarts at 6, broker-1 leaves at 8; the recorded owners move accordingly
 EVENTFUL = dict(n_brokers=4, n_bundles=32, rate=lambda s, k: 300.0 + 40 * (k % 5) * (1 + s % 3),
@@ -53,9 +55,9 @@ def test_without_balancing_the_overloaded_broker_stays_overloaded():
 def test_a_history_that_makes_threshold_shedder_oscillate_is_reported_as_ping_pong():
     # two brokers, three equal bundles: two on one broker is always above the mean plus the band
     h, m = history_and_model(n_brokers=2, n_bundles=3, msg_bytes=20000, rate=lambda s, k: 5000.0)
-    wobbly = simulate(h, m, PulsarConfig(), "ThresholdShedder", {"loadBalancerSheddingGracePeriodMinutes": 0})
+    wobbly = simulate(h, m, UNSPLIT, "ThresholdShedder", {"loadBalancerSheddingGracePeriodMinutes": 0})
     assert wobbly.summary["ping_pongs"] >= 3
-    guarded = simulate(h, m, PulsarConfig(), "ThresholdShedder")
+    guarded = simulate(h, m, UNSPLIT, "ThresholdShedder")
     assert guarded.summary["ping_pongs"] == 0  # the 30-minute grace period keeps a bundle from coming straight back
 
 
@@ -74,7 +76,7 @@ def test_every_cycle_conserves_traffic_and_every_bundle_has_one_live_owner(event
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_no_bundle_is_unloaded_again_inside_the_grace_period(strategy):
     h, m = history_and_model(n_brokers=2, n_bundles=3, msg_bytes=20000, rate=lambda s, k: 5000.0, snapshots=25)
-    mv = simulate(h, m, PulsarConfig(), strategy).moves
+    mv = simulate(h, m, UNSPLIT, strategy).moves
     unloads = mv[mv["kind"] == "unload"].sort_values("ts")
     gaps = unloads.groupby("bundle")["ts"].diff().dropna()
     assert (gaps > 30 * 60_000).all()

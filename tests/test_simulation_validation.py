@@ -22,7 +22,7 @@ DAY = "2026-01-15"
 def balanced(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(f"balanced-{request.param}")
     dirs = generate(out, "demo", seed=5, balance=request.param)
-    cluster, brokers, bundles, config, _, policies = read_history(out, DAY)
+    cluster, brokers, bundles, config, _, policies, topics = read_history(out, DAY)
     history = build_history(cluster, brokers, bundles)
     model = LoadModel.from_table(fit_load_model(brokers), history.brokers)
     return request.param, dirs, history, model, run_config(config, {})[0], policies

@@ -36,7 +36,7 @@ def simulation_context(read) -> dict | None:
     series = {name: values[::step] for name, values in series.items()}
     marks = stamps[::step]
     labels = [marks[i].strftime("%H:%M") for i in range(0, len(marks), max(1, len(marks) // 6))] if marks else []
-    notes = sorted({n for r in runs for n in (r["notes"] or "").split("; ") if n.startswith(("bundle traffic", "bundles split"))})
+    notes = sorted({n for r in runs for n in (r["notes"] or "").split("; ") if n.startswith(("bundle traffic", "bundles split", "no topic-level stats"))})
     checked = [r for r in runs if r.get("recorded_unloads") is not None]
     return {"runs": runs, "recommendation": rec, "series": series, "labels": labels, "notes": notes,
             "validation": checked[0] if checked else None}

@@ -8,7 +8,10 @@ Each cycle (one per ``loadBalancerSheddingIntervalMinutes``):
    range held it, and a bundle that disappears is dropped;
 2. every bundle carries its traffic (interpolated between snapshots) to its simulated owner; each broker's usage
    comes from the load model; the leader's short/long-term bundle averages take one sample (``TimeAverageMessageData``);
-3. the balancer runs on the ``LoadData`` that results, and its unloads move bundles before the next cycle.
+3. the balancer runs on the ``LoadData`` that results, and its unloads move bundles before the next cycle;
+4. the split trigger of the balancer's load manager picks bundles and the configured algorithm cuts them
+   (``splitting``; children carry their share of the traffic, ``bundle_set``), unloaded and placed when Pulsar
+   would unload them. After shedding: the leader has the children's stats (a broker report) before it next sheds.
 
 What a cycle saw and what moved are returned for ``metrics``; the same arrays feed every strategy, so runs differ
 only by their decisions.
@@ -26,11 +29,13 @@ from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights, percent_usage_array
 from lb_pipeline.simulation.balancers import Balancer
+from lb_pipeline.simulation.bundle_set import BundleSet, TopicProfiles
 from lb_pipeline.simulation.history import History
-from lb_pipeline.simulation.leader_view import BundleOrders, Owners, leader_load
+from lb_pipeline.simulation.leader_view import Owners, leader_load
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.ownership import inherit_owners
 from lb_pipeline.simulation.policies import Policies
+from lb_pipeline.simulation.splitting import Splits
 
 SEED = np.array([ta.DEFAULT_SEED[f] for f in ta.FIELDS])
 
@@ -46,6 +51,7 @@ class Cycle:
     rate_served: float  # msg/s the live brokers serve in the simulation (must equal rate_recorded)
     unowned: int  # bundles no placement could take
     moves: list[dict] = field(default_factory=list)  # bundle, source, destination, reason, clients, kind
+    splits: list[dict] = field(default_factory=list)  # bundle, broker, children, reason
 
 
 @dataclass
@@ -56,10 +62,13 @@ class Simulation:
     balancer: Balancer
     policies: Policies = field(default_factory=Policies)
     anchored: bool = False  # at each snapshot take the recorded ownership and usage (one-step-ahead validation)
+    profiles: TopicProfiles | None = None  # topic-level stats of the bundles that can split
+    splits: Splits | None = None  # the load manager's split trigger; None: bundles split only as recorded
 
     def __post_init__(self):
         h = self.history
         self.weights = Weights.from_config(self.config)
+        self.bundles = BundleSet(h, self.profiles)
         self.owner = np.full(len(h.bundles), -1, np.int64)
         self.n = {w: np.zeros(len(h.bundles), np.int64) for w in (ta.SHORT_SAMPLES, ta.LONG_SAMPLES)}
         self.avg = {w: np.tile(SEED, (len(h.bundles), 1)) for w in (ta.SHORT_SAMPLES, ta.LONG_SAMPLES)}
@@ -67,8 +76,7 @@ class Simulation:
         self._restarting: set[str] = set()
         # the leader samples each bundle about once a minute (a broker report each): a cycle of N minutes is N samples
         self.samples_per_cycle = max(1, self.config.get_int("loadBalancerSheddingIntervalMinutes"))
-        self.bundle_index = {b: n for n, b in enumerate(h.bundles)}
-        self.orders = BundleOrders(h.bundles, self.bundle_index)
+        self.bundle_index = self.bundles.index
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
@@ -80,38 +88,40 @@ class Simulation:
 
     # --- one cycle ----------------------------------------------------------------------------------------------
     def step(self, t: int) -> Cycle:
-        h = self.history
+        h, bs = self.history, self.bundles
         i = h.snapshot_at(t)
         self._at_snapshot = t == h.times[i]
         moves: list[dict] = []
         new_snapshot = i != self.snapshot
         if new_snapshot:
             self._enter_snapshot(i)
-            if self.anchored:
+            if self.anchored:  # anchored runs do not split: the bundle set is the recorded one
                 self.owner = np.where(h.present[i], h.owner[i], -1)
                 self._restarting = set()
         live_idx = np.flatnonzero(h.live[i])
         live = [h.brokers[b] for b in live_idx]
-        traffic = np.where(h.present[i][:, None], h.traffic_at(t), 0.0)
-        self._sample(h.present[i], traffic, self.samples_per_cycle)
+        recorded = h.traffic_at(t)
+        traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
+        self._sample(bs.present(i), traffic, self.samples_per_cycle)
         state = self.policies.state(live, t)
         load = self._load(i, traffic, live_idx)
         view = {"snapshot": i, "new_snapshot": new_snapshot, "bundle_index": self.bundle_index}
         homeless = ~np.isin(self.owner, live_idx)
         if new_snapshot and self._restarting:  # a restarted broker comes back empty
             homeless |= np.isin(self.owner, [h.brokers.index(b) for b in self._restarting])
-        orphans = np.flatnonzero(h.present[i] & homeless)
+        orphans = np.flatnonzero(bs.present(i) & homeless)
         if len(orphans):  # place them before shedding, as lookups would; a restarting broker is down meanwhile
             self.balancer.placement.new_cycle()
             up = self.policies.state([b for b in live if b not in self._restarting], t) if new_snapshot else state
             for n in orphans.tolist():
-                dest = self.balancer.place(h.bundles[n], load, self.config, up, view)
+                dest = self.balancer.place(bs.names[n], load, self.config, up, view)
                 if dest is not None:
                     moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), "placed", "orphan"))
             load = self._load(i, traffic, live_idx)
-        owned = np.bincount(self.owner[h.present[i] & (self.owner >= 0)], minlength=len(h.brokers))[live_idx]
-        unowned = int((h.present[i] & ~np.isin(self.owner, live_idx)).sum())
-        view["owners"] = Owners(h.bundles, h.brokers, self.owner, h.present[i] & (self.owner >= 0))
+        present = bs.present(i)
+        owned = np.bincount(self.owner[present & (self.owner >= 0)], minlength=len(h.brokers))[live_idx]
+        unowned = int((present & ~np.isin(self.owner, live_idx)).sum())
+        view["owners"] = Owners(bs.names, h.brokers, self.owner, present & (self.owner >= 0))
         for u in self.balancer.unloads(load, self.config, t, state, view):
             n = view["bundle_index"][u.bundle]
             if h.brokers[self.owner[n]] != u.broker:
@@ -120,31 +130,79 @@ class Simulation:
             if dest is None or dest == u.broker or dest not in live:
                 continue
             moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload"))
-        wmax = self._weighted_max(self._usage_live, self._limits_live)
-        rate_recorded = float(traffic[:, :2].sum())
-        return Cycle(t, i, live, wmax, owned, rate_recorded, self._served, unowned, moves)
+        wmax, served = self._weighted_max(self._usage_live, self._limits_live), self._served  # what shedding saw
+        shed = any(m["kind"] == "unload" for m in moves)
+        splits = self._split(i, recorded, traffic, None if shed else load, live_idx, state, view, moves) \
+            if self.splits is not None and not self.anchored else []
+        rate_recorded = float(recorded[h.present[i]][:, :2].sum())
+        return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, moves, splits)
+
+    def _split(self, i, recorded, traffic, load, live_idx, state, view, moves) -> list[dict]:
+        """The cycle's splits, after shedding (``splitting``): children start on the parent's owner and are unloaded
+        and placed when ``loadBalancerAutoUnloadSplitBundlesEnabled`` asks for it (modular load manager); the next
+        cycle samples them before any shedding reads them. ``load``: None when shedding moved bundles since."""
+        h, bs = self.history, self.bundles
+        mask = self.splits.candidates(bs, i, traffic, self.avg[ta.LONG_SAMPLES])
+        if mask is None:
+            return []
+        if load is None:
+            load = self._load(i, traffic, live_idx)
+        done, children = [], []
+        for c in self.splits.choose(bs, i, load, self.owner, h.brokers, mask):
+            parent, owner = bs.names[c.bundle], self.owner[c.bundle]
+            kids = bs.split(c.bundle, c.boundaries, i)
+            if not kids:
+                continue
+            self._grow(bs.size)
+            for w in self.avg:  # Pulsar drops the parent's BundleData; the children start from the defaults
+                self.n[w][kids], self.avg[w][kids] = 0, SEED
+            self.owner[kids], self.owner[c.bundle] = owner, -1
+            children += kids
+            done.append({"bundle": parent, "broker": c.broker, "children": [bs.names[k] for k in kids],
+                         "reason": c.reason})
+        if done and self.splits.unload_children:
+            traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
+            load = self._load(i, traffic, live_idx)
+            self.balancer.placement.new_cycle()
+            for k in children:
+                dest = self.balancer.place(bs.names[k], load, self.config, state, view)
+                if dest is not None:
+                    moves.append(self._move(i, k, self.owner[k], h.brokers.index(dest), "split", "split"))
+        return done
+
+    def _grow(self, size: int) -> None:
+        extra = size - len(self.owner)
+        if extra > 0:
+            self.owner = np.append(self.owner, np.full(extra, -1, np.int64))
+            for w in self.avg:
+                self.n[w] = np.append(self.n[w], np.zeros(extra, np.int64))
+                self.avg[w] = np.vstack([self.avg[w], np.tile(SEED, (extra, 1))])
 
     def _enter_snapshot(self, i: int) -> None:
-        h = self.history
+        h, bs = self.history, self.bundles
         if self.snapshot < 0:
-            self.owner = np.where(h.present[i], h.owner[i], -1)
+            bs.enter_snapshot(i)
+            self.owner = np.where(bs.present(i), np.append(h.owner[i], np.full(bs.size - len(h.bundles), -1)), -1)
         else:
             prev = self.snapshot
-            inherit_owners(h, prev, i, self.owner)
+            before = bs.present(prev)
+            bs.enter_snapshot(i)
+            recorded_owner = np.append(h.owner[i], np.full(bs.size - len(h.bundles), -1))
+            inherit_owners(bs.names, before, bs.present(i), self.owner, recorded_owner)
             restarted = h.live[prev] & h.live[i] & (h.start[prev] != h.start[i])
             self._restarting = {h.brokers[b] for b in np.flatnonzero(restarted)}
-            appeared = h.present[i] & ~h.present[prev]
-            self.n[ta.SHORT_SAMPLES][appeared] = 0
-            self.n[ta.LONG_SAMPLES][appeared] = 0
+            appeared = bs.present(i) & ~before
             for w in self.avg:
+                self.n[w][appeared] = 0
                 self.avg[w][appeared] = SEED
         self.snapshot = i
 
     def _move(self, i: int, n: int, src: int, dst: int, reason: str, kind: str) -> dict:
         h = self.history
         self.owner[n] = dst
-        return {"bundle": h.bundles[n], "source": h.brokers[src] if src >= 0 else None, "destination": h.brokers[dst],
-                "reason": reason, "kind": kind, "clients": int(h.clients[i, n].sum())}
+        return {"bundle": self.bundles.names[n], "source": h.brokers[src] if src >= 0 else None,
+                "destination": h.brokers[dst], "reason": reason, "kind": kind,
+                "clients": int(self.bundles.clients(i)[n].sum())}
 
     def _sample(self, present: np.ndarray, traffic: np.ndarray, samples: int) -> None:
         k = present.astype(np.int64) * samples
@@ -180,6 +238,8 @@ class Simulation:
             usage[live_idx] = np.nan_to_num(h.usage[i][live_idx])
         self._usage_live, self._limits_live = usage[live_idx], h.limits[i][live_idx]
         self._served = float(feats[live_idx, 0].sum())
+        bs = self.bundles
         return leader_load(h, i, live_idx, self.owner, traffic, bt, usage,
                            (self.avg[ta.SHORT_SAMPLES], self.avg[ta.LONG_SAMPLES]),
-                           (self.n[ta.SHORT_SAMPLES], self.n[ta.LONG_SAMPLES]), self.orders)
+                           (self.n[ta.SHORT_SAMPLES], self.n[ta.LONG_SAMPLES]), bs.orders,
+                           (bs.present(i), bs.clients(i), bs.topics(i)))

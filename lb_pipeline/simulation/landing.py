@@ -1,8 +1,9 @@
 """A day's history straight from a landing folder, without Spark: the operator's quick what-if path.
 
 Reads only what the simulation needs — each snapshot's ``lb/brokers/*.json`` (``LocalBrokerData`` with its
-``lastStats``) through the same parser as ingest — and the configuration of the day's last snapshot. A file that
-does not parse is left out and named in the notes, as ingest would quarantine it.
+``lastStats``) through the same parser as ingest, the configuration of the day's last snapshot, and the topic-level
+stats (``topics/<broker>.json``) of the brokers that own a bundle past a split threshold, for the simulated splits.
+A file that does not parse is left out and named in the notes, as ingest would quarantine it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from pathlib import Path
 import pandas as pd
 
 from lb_pipeline.errors import LbError
+from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.formats.brokers import parse_local_broker_data
+from lb_pipeline.formats.topics import parse_topic_stats
+from lb_pipeline.model.bundles import topic_hash
 from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes
+from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import load_snapshot
@@ -38,10 +43,11 @@ def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> 
 
 
 def read_history(landing: str | Path, day: str, cluster: str | None = None, profile: str | None = None):
-    """(cluster, broker rows, bundle rows, effective config of the last snapshot, notes, per-snapshot policies)."""
+    """(cluster, broker rows, bundle rows, effective config of the last snapshot, notes, per-snapshot policies,
+    topic rows of the bundles that can split)."""
     cluster, dirs = snapshot_dirs(landing, day, cluster)
     root = Path(landing).resolve()
-    brokers, bundles, notes, policies = [], [], [], Policies()
+    brokers, bundles, notes, policies, read = [], [], [], Policies(), []
     for d in dirs:
         try:
             ts = pd.Timestamp(datetime.strptime(d.name, layout.TS_FORMAT), tz="UTC")
@@ -49,6 +55,7 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
             notes.append(f"{d}: not a snapshot folder name ({layout.TS_FORMAT}); left out")
             continue
         policies.add(int(ts.timestamp() * 1000), *_policies(d, root, notes))
+        read.append((d, ts))
         for f in sorted((d / "lb" / "brokers").glob("*.json")):
             refused = _refused(f, root)
             if refused:
@@ -65,7 +72,35 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
             brokers += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in b_rows]
             bundles += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in s_rows]
     last = load_snapshot(dirs[-1], **({"profile": profile} if profile else {}), with_topics=False)
-    return cluster, pd.DataFrame(brokers), pd.DataFrame(bundles), last.config, notes, policies
+    bundles = pd.DataFrame(bundles)
+    topics = _split_topics(read, bundles, SplitLimits.from_config(last.config), root, notes)
+    return cluster, pd.DataFrame(brokers), bundles, last.config, notes, policies, topics
+
+
+def _split_topics(snapshots, bundles: pd.DataFrame, limits: SplitLimits, root: Path, notes: list[str]) -> pd.DataFrame:
+    """Topic rows of the bundles past a split threshold at some snapshot, from their owners' topic files."""
+    columns = ["bundle", "snapshot_ts", "topic_hash", *PROFILE_COLUMNS]
+    if bundles.empty:
+        return pd.DataFrame(columns=columns)
+    b = bundles.fillna(0)
+    past = ((b["topics"] > limits.max_topics) | (b["msg_rate_in"] + b["msg_rate_out"] > limits.max_msg_rate)
+            | (b["msg_throughput_in"] + b["msg_throughput_out"] > limits.max_bytes)
+            | ((limits.max_sessions > 0) & (b["producer_count"] + b["consumer_count"] > limits.max_sessions)))
+    hot = set(b.loc[(b["topics"] >= 2) & past, "bundle"])
+    owners = bundles[bundles["bundle"].isin(hot)].groupby("snapshot_ts")["broker"].agg(set).to_dict()
+    rows = []
+    for d, ts in snapshots:
+        for f in sorted((d / "topics").glob("*.json")):
+            if layout.broker_from_file_stem(f.stem) not in owners.get(ts, ()):
+                continue
+            doc = _read(f, root, notes)
+            if doc is None:
+                continue
+            got, problems = parse_topic_stats(doc, layout.broker_from_file_stem(f.stem))
+            notes += [f"{f}: {p.field}: {p.reason}; left out" for p in problems]
+            rows += [{**{c: r[c] for c in PROFILE_COLUMNS}, "bundle": r["bundle"], "snapshot_ts": ts,
+                      "topic_hash": topic_hash(r["topic"])} for r in got if r["bundle"] in hot]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _read(path: Path, root: Path, notes: list[str]):

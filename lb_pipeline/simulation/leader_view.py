@@ -125,19 +125,29 @@ class Owners(Mapping):
 
 class BundleOrders:
     """The bundles' hash-map orders per snapshot (``getBundleDataForLoadShedding``): they depend only on which
-    bundles are present, so they are computed once per snapshot and per ``shed_skips_system_namespace``."""
+    bundles are present, so they are computed once per snapshot and per ``shed_skips_system_namespace``, and again
+    when a simulated split changes the set (``version``)."""
 
     def __init__(self, names: list[str], index: dict[str, int]):
         self.names, self.index = names, index
+        self.version = 0
         self.name_array = np.array(names, dtype=object)
         self.namespaces = np.array([namespace_of(b) for b in names], dtype=object)
         self.system = np.array([is_system_namespace(ns) for ns in self.namespaces], dtype=bool)
-        self._cache: dict[tuple[int, bool], tuple] = {}
+        self._cache: dict[tuple[int, int, bool], tuple] = {}
+
+    def extend(self, names: list[str]) -> None:
+        """Bundles added by a simulated split (``names`` and ``index`` are the caller's, already extended)."""
+        ns = [namespace_of(b) for b in names]
+        self.name_array = np.append(self.name_array, np.array(names, dtype=object))
+        self.namespaces = np.append(self.namespaces, np.array(ns, dtype=object))
+        self.system = np.append(self.system, np.array([is_system_namespace(x) for x in ns], dtype=bool))
+        self.version += 1
 
     def at(self, snapshot: int, present: np.ndarray, skip_system: bool) -> tuple:
         """(bundle names in order, name → position, bundle index → position or -1, bundle index of each position,
         whether the order is exact)."""
-        key = (snapshot, skip_system)
+        key = (snapshot, self.version, skip_system)
         if key not in self._cache:
             excluded = is_system_namespace if skip_system else is_sla_or_heartbeat
             keys = [self.names[n] for n in np.flatnonzero(present).tolist()]
@@ -152,17 +162,18 @@ class BundleOrders:
 
 
 def leader_load(h, i: int, live_idx: np.ndarray, owner: np.ndarray, traffic: np.ndarray, bt: np.ndarray,
-                usage: np.ndarray, averages, samples, orders: BundleOrders) -> LoadData:
+                usage: np.ndarray, averages, samples, orders: BundleOrders, bundles=None) -> LoadData:
     """The ``LoadData`` of snapshot ``i``'s cycle: ``LocalBrokerData`` per live broker (``usage``: brokers × 5,
-    ``bt``: brokers × 4 traffic they serve), ``BundleData`` per present bundle, the frame built on first use."""
-    present = h.present[i]
+    ``bt``: brokers × 4 traffic they serve), ``BundleData`` per present bundle, the frame built on first use.
+    ``bundles``: (present, clients, topics) of the simulated bundle set (default: the recorded bundles)."""
+    present, clients, n_topics = bundles or (h.present[i], h.clients[i], h.topics[i])
     idx = np.flatnonzero(present & np.isin(owner, live_idx))
     own = owner[idx]  # a copy: placements move bundles while this cycle's view is still read
     by_owner = np.argsort(own, kind="stable")
     lo, hi = np.searchsorted(own[by_owner], live_idx, side="left"), np.searchsorted(own[by_owner], live_idx, side="right")
     B = len(h.brokers)
     counts = np.bincount(own, minlength=B)
-    topics = np.bincount(own, weights=h.topics[i][idx], minlength=B)
+    topics = np.bincount(own, weights=n_topics[idx], minlength=B)
     # TimeAverageBrokerData.reset: per broker, sums over its bundles in lastStats order (ascending bundle index)
     sums = {f"{w}{k}": np.bincount(own, weights=a[idx, f], minlength=B)
             for w, a in (("shortTerm", averages[0]), ("longTerm", averages[1]))
@@ -170,13 +181,13 @@ def leader_load(h, i: int, live_idx: np.ndarray, owner: np.ndarray, traffic: np.
     reports = {}
     for k, b in enumerate(live_idx.tolist()):
         mine = idx[by_owner[lo[k]:hi[k]]]
-        stats = StatsView(orders, mine, traffic, h.clients[i], h.topics[i])
+        stats = StatsView(orders, mine, traffic, clients, n_topics)
         d = {name: {"usage": float(usage[b, r]), "limit": float(h.limits[i, b, r])} for r, name in enumerate(JSON_NAMES)}
         d.update(zip(RATES, bt[b].tolist()))
         d.update(lastStats=stats, bundles=list(stats), numTopics=int(topics[b]),
                  timeAverageData={key: float(v[b]) for key, v in sums.items()}, **h.meta.get(h.brokers[b], {}))
         reports[h.brokers[b]] = d
-    data = BundleDataView(orders, present, averages, samples, h.topics[i])
+    data = BundleDataView(orders, present, averages, samples, n_topics)
 
     def frame(skip_system: bool) -> LoadFrame:
         order = concurrent_hash_map_order(reports)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
@@ -17,15 +18,18 @@ from lb_pipeline.simulation.sweep import recommend_from_runs
 
 def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, config: PulsarConfig, runs: list[dict],
                  progress: Callable[[int, dict, int, int], None] | None = None,
-                 policies: Policies | None = None) -> dict:
-    """Fit the load model, run each of ``runs`` (from ``sweep.run_list``), recommend. Returns a JSON-ready dict."""
+                 policies: Policies | None = None, topics: pd.DataFrame | None = None) -> dict:
+    """Fit the load model, run each of ``runs`` (from ``sweep.run_list``), recommend. Returns a JSON-ready dict.
+    ``topics``: topic rows of the bundles that can split (``landing.read_history``)."""
     history = build_history(cluster, brokers, bundles)
+    profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)
     results, notes = [], list(history.notes)
     for k, run in enumerate(runs):
         tick = (lambda done, total, k=k, run=run: progress(k, run, done, total)) if progress else None
-        r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick)
+        r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick,
+                     profiles=profiles)
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
         notes += [n for n in r.notes if n not in notes]
@@ -51,11 +55,12 @@ def render_text(result: dict) -> str:
     lines = [f"{result['cluster']}: {result['snapshots']} snapshots, {result['brokers']} brokers, "
              f"{result['bundles']} bundles", "",
              f"{'run':<22}{'parameters':<58}{'imbalance':>10}{'p95 max/mean':>13}{'overloaded min':>15}"
-             f"{'unloads':>9}{'ping-pong':>10}{'reconnects':>11}"]
+             f"{'unloads':>9}{'splits':>8}{'ping-pong':>10}{'reconnects':>11}"]
     for r in sorted(result["runs"], key=lambda r: (r["usage_std_mean"], r["reconnections"])):
         params = ", ".join(f"{k}={v}" for k, v in sorted(r["params"].items())) or "as configured"
         lines.append(f"{r['strategy']:<22}{params[:57]:<58}{r['usage_std_mean']:>10.1%}{r['max_over_mean_p95']:>13.2f}"
-                     f"{r['overloaded_broker_minutes']:>15}{r['unloads']:>9}{r['ping_pongs']:>10}{r['reconnections']:>11,}")
+                     f"{r['overloaded_broker_minutes']:>15}{r['unloads']:>9}{r['splits']:>8}{r['ping_pongs']:>10}"
+                     f"{r['reconnections']:>11,}")
     rec = result["recommendation"]
     lines += ["", "recommendation: " + rec["rationale"]]
     if rec["broker_conf"]:

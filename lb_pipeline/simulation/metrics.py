@@ -80,8 +80,9 @@ def grace_violations(mv: pd.DataFrame, grace_minutes: int) -> int:
 
 
 def summary(ts: pd.DataFrame, mv: pd.DataFrame, events: list[dict], interval_minutes: int,
-            grace_minutes: int | None = None) -> dict:
-    """``grace_minutes``: the grace period a strategy run must respect (None for the baselines)."""
+            grace_minutes: int | None = None, splits: int = 0) -> dict:
+    """``grace_minutes``: the grace period a strategy run must respect (None for the baselines); ``splits``: the
+    bundles the run split itself."""
     conv = convergence(ts, events)
     done = [c["minutes_to_converge"] for c in conv if c["minutes_to_converge"] is not None]
     unloads = mv[mv["kind"] == "unload"] if len(mv) else mv
@@ -91,7 +92,7 @@ def summary(ts: pd.DataFrame, mv: pd.DataFrame, events: list[dict], interval_min
         "max_over_mean_p95": float(np.nanpercentile(ts["max_over_mean"], 95)) if ts["max_over_mean"].notna().any() else float("nan"),
         "overloaded_broker_minutes": int(ts["overloaded_brokers"].sum()) * interval_minutes,
         "idle_broker_minutes": int(ts["idle_brokers"].sum()) * interval_minutes,
-        "unloads": len(unloads), "placements": int(ts["placements"].sum()), "splits": 0,
+        "unloads": len(unloads), "placements": int(ts["placements"].sum()), "splits": splits,
         "ping_pongs": int(unloads["ping_pong"].sum()) if len(unloads) else 0,
         "grace_violations": grace_violations(mv, grace_minutes) if grace_minutes is not None else 0,
         "reconnections": int(ts["reconnections"].sum()),

@@ -13,14 +13,16 @@ import pandas as pd
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation import metrics
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
+from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.policies import Policies
+from lb_pipeline.simulation.splitting import Splits
 from lb_pipeline.simulation.validation import validate_run
 
 INTERPOLATION_NOTE = "bundle traffic interpolated linearly between snapshots; one cycle per {m} minute(s)"
-SPLIT_NOTE = "bundles split as the history recorded (the simulation does not trigger splits of its own yet)"
+RECORDED_SPLITS = "bundles split only as the history recorded"
 
 
 @dataclass
@@ -45,18 +47,45 @@ def run_config(config: PulsarConfig, params: dict[str, object]) -> tuple[PulsarC
 
 
 def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict | None = None,
-             seed: int = 0, policies: Policies | None = None, progress=None) -> RunResult:
+             seed: int = 0, policies: Policies | None = None, progress=None,
+             profiles: TopicProfiles | None = None) -> RunResult:
+    """``profiles``: topic-level stats of the bundles that can split (without them a split child's share of the
+    traffic is its share of the hash range, and the notes say so)."""
     params = dict(params or {})
     cfg, notes = run_config(config, params)
     balancer = make_balancer(strategy, cfg, seed, history)
     policies = policies or Policies()
-    sim = Simulation(history, model, cfg, balancer, policies)
+    splits = Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None
+    sim = Simulation(history, model, cfg, balancer, policies, profiles=profiles, splits=splits)
     interval = cfg.get_int("loadBalancerSheddingIntervalMinutes")
     cycles = list(sim.run(progress))
     ts = metrics.timeseries(cycles, cfg, history.times)
     mv = metrics.moves(cycles)
     grace = cfg.get_int("loadBalancerSheddingGracePeriodMinutes") if strategy in STRATEGIES else None
-    summary = metrics.summary(ts, mv, history.events(), interval, grace)
+    done = [s for c in cycles for s in c.splits]
+    summary = metrics.summary(ts, mv, history.events(), interval, grace, splits=len(done))
     summary.update(validate_run(history, model, cfg, strategy, params, seed, policies))
-    notes = [*notes, *getattr(balancer, "notes", []), *history.notes, INTERPOLATION_NOTE.format(m=interval), SPLIT_NOTE]
+    notes = [*notes, *getattr(balancer, "notes", []), *history.notes, INTERPOLATION_NOTE.format(m=interval),
+             *split_notes(sim, splits, done, cfg)]
     return RunResult(strategy, {k: str(v) for k, v in params.items()}, seed, ts, mv, summary, notes)
+
+
+def split_notes(sim: Simulation, splits: Splits | None, done: list[dict], cfg: PulsarConfig) -> list[str]:
+    """What the run's splits rest on: which trigger, which algorithm, how the children's traffic was divided."""
+    if splits is None:
+        return [RECORDED_SPLITS]
+    if not splits.enabled:
+        return [f"{RECORDED_SPLITS} (loadBalancerAutoBundleSplitEnabled=false)"]
+    trigger = "DefaultNamespaceBundleSplitStrategyImpl" if splits.extensible else "BundleSplitterTask"
+    out = [f"bundles split by the simulated {trigger} with {splits.algorithm}, "
+           + ("children unloaded and placed" if splits.unload_children else "children kept by their owner"),
+           f"{len(done)} split(s)" + (": " + ", ".join(f"{d['bundle']} ({d['reason']})" for d in done[:3]) if done else "")
+           + (" …" if len(done) > 3 else "")]
+    if splits.extensible and cfg.get_int("loadBalancerSplitIntervalMinutes") != cfg.get_int("loadBalancerSheddingIntervalMinutes"):
+        out.append("the split check ran once per shedding cycle, not every loadBalancerSplitIntervalMinutes")
+    if sim.bundles.approximated:
+        out.append(f"no topic-level stats for {', '.join(sorted(sim.bundles.approximated)[:3])}"
+                   f"{' …' if len(sim.bundles.approximated) > 3 else ''}: its split children carry their share of "
+                   "the hash range")
+    out += [f"{b} not split: {why}" for b, why in sorted(splits.refused.items())[:3]]
+    return out

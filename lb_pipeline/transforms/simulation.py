@@ -3,7 +3,9 @@
 The load model is fitted per cluster (``applyInPandas`` over the day's broker reports). The simulation runs one group
 per (cluster, run): the history rows (broker reports, bundle reports, the cluster's load model) are crossed with the
 small run list built on the driver, so Spark spreads the runs over its cores and no history reaches the driver.
-Each group emits one row per cycle and one summary row; the two tables are cut from that one result.
+Each group emits one row per cycle and one summary row; the two tables are cut from that one result. Topic-level rows
+go along only for the bundles that pass a split threshold somewhere in the day (``split_topic_rows``): the simulated
+splits divide those bundles' traffic by their topics' hashes, and no other bundle can split.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
@@ -79,7 +83,8 @@ def _simulate_group(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
     model = LoadModel.from_table(pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS], history.brokers)
     params = json.loads(run["params"])
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
-    result = simulate(history, model, config, run["strategy"], params, int(run["seed"]), policies)
+    profiles = TopicProfiles(history, pdf[pdf["kind"] == "topic"])
+    result = simulate(history, model, config, run["strategy"], params, int(run["seed"]), policies, profiles=profiles)
     cycles = result.timeseries.assign(**keys, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True))
     totals = {_TOTALS.get(k, k): v for k, v in result.summary.items()}
     summary = pd.DataFrame([{**keys, "kind": "run", **totals, "notes": "; ".join(result.notes)}])
@@ -93,9 +98,29 @@ def _frame(out: pd.DataFrame) -> pd.DataFrame:
     return out[_names(OUTPUT_SCHEMA)]
 
 
+def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: PulsarConfig, runs: list[dict]) -> DataFrame:
+    """Topic rows (hash and traffic) of the bundles past a split threshold at some snapshot of the day, under the
+    lowest thresholds any run uses: a bundle's long-term averages never exceed its highest recorded traffic, and a
+    child never carries more than its parent, so no other bundle can be split in any run."""
+    lim = [SplitLimits.from_config(config.overridden(**{k: str(v) for k, v in r["params"].items()})) for r in runs] or \
+        [SplitLimits.from_config(config)]
+    col = F.col
+    past = ((col("topics") > min(x.max_topics for x in lim))
+            | (col("msg_rate_in") + col("msg_rate_out") > min(x.max_msg_rate for x in lim))
+            | (col("msg_throughput_in") + col("msg_throughput_out") > min(x.max_bytes for x in lim)))
+    sessions = [x.max_sessions for x in lim if x.max_sessions > 0]
+    if sessions:
+        past = past | (col("producer_count") + col("consumer_count") > min(sessions))
+    hot = bundle_reports.where((col("topics") >= 2) & past).select("cluster", "bundle").distinct()
+    return (topic_stats.join(F.broadcast(hot), ["cluster", "bundle"], "left_semi")
+            .select("cluster", "snapshot_ts", "snapshot_date", "bundle",
+                    F.crc32(F.encode("topic", "UTF-8")).alias("topic_hash"), *PROFILE_COLUMNS))
+
+
 def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,
-                  config: PulsarConfig, runs: list[dict]) -> DataFrame:
-    """Every run of ``runs`` on every cluster's history: cycle rows (``kind = 'cycle'``) and one summary row each."""
+                  config: PulsarConfig, runs: list[dict], topic_stats: DataFrame | None = None) -> DataFrame:
+    """Every run of ``runs`` on every cluster's history: cycle rows (``kind = 'cycle'``) and one summary row each.
+    ``topic_stats``: bronze topic rows, for the simulated splits (``split_topic_rows``)."""
     run_df = spark.createDataFrame([(r["run_id"], r["strategy"], json.dumps(r["params"], sort_keys=True), r["seed"])
                                     for r in runs], "run_id string, strategy string, params string, seed int")
     rows = (broker_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BROKER_COLS)
@@ -104,6 +129,9 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
                          .withColumn("kind", F.lit("bundle")), allowMissingColumns=True)
             .unionByName(model.withColumn("kind", F.lit("model")), allowMissingColumns=True)
             .unionByName(policies.withColumn("kind", F.lit("policy")), allowMissingColumns=True))
+    if topic_stats is not None:
+        rows = rows.unionByName(split_topic_rows(bundle_reports, topic_stats, config, runs)
+                                .withColumn("kind", F.lit("topic")), allowMissingColumns=True)
     groups = rows.crossJoin(F.broadcast(run_df)).repartition(max(1, len(runs)), "cluster", "run_id")
     return groups.groupBy("cluster", "run_id").applyInPandas(lambda pdf: _simulate_group(pdf, config), OUTPUT_SCHEMA)
 
