@@ -4,7 +4,7 @@ import dagster as dg
 
 from assets.common import day_config, key, options, write_table
 from assets.resources import LakeResource, SparkResource
-from lb_pipeline.transforms import capacity, silver
+from lb_pipeline.transforms import capacity, nights, silver
 from lb_pipeline.transforms.pathologies_cluster import pathologies as find_pathologies
 
 
@@ -59,4 +59,27 @@ def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: L
     written, meta = write_table(s, lk, df, "gold", "pathologies", day)
     meta["findings_by_severity"] = dg.MetadataValue.json(
         {r["severity"]: r["count"] for r in written.groupBy("severity").count().collect()})
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(key=["gold", "night_trends"],
+          deps=[key("gold", t) for t in ("broker_load_summary", "shedding_decisions", "split_recommendations",
+                                         "pathologies")] + [key("bronze", "config")], **options("planning"))
+def night_trends(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+    """Per cluster and metric (peak and mean usage, brokers overloaded, unloads, bundles to split, findings): the
+    night against the mean of the 7 and 30 nights before it that the lake holds."""
+    day, s, lk = context.partition_key, spark.session, lake.lake
+    cfg = day_config(s, lk, day)
+
+    def every_night(table):
+        return lk.read(s, "gold", table) if lk.exists(s, "gold", table) else None
+
+    per_night = nights.night_metrics(day, cfg.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
+                                     cfg["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1],
+                                     *(every_night(t) for t in ("broker_load_summary", "shedding_decisions",
+                                                                "split_recommendations", "pathologies")))
+    rows = [r.asDict() for r in per_night.collect()] if per_night is not None else []  # a few rows per night
+    df = s.createDataFrame(nights.trend_rows(rows, day), nights.TREND_SCHEMA)
+    written, meta = write_table(s, lk, df, "gold", "night_trends", day)
+    meta["earlier_nights"] = dg.MetadataValue.int(len({r["snapshot_date"] for r in rows if r["snapshot_date"] < day}))
     return dg.MaterializeResult(metadata=meta)

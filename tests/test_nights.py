@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lb_pipeline.report.nights import findings_trend, nights_context
-from lb_pipeline.transforms.nights import COLUMNS, METRICS, night_metrics
+from lb_pipeline.transforms.nights import COLUMNS, METRICS, night_metrics, trend_rows
 
 DAY = "2026-01-15"
 
@@ -20,6 +20,20 @@ def test_tonight_is_compared_with_the_nights_before_it_only():
     assert unloads["tonight"] == 15.0
     assert unloads["means"] == [pytest.approx(sum(range(8, 15)) / 7), pytest.approx(sum(range(1, 15)) / 14)]
     assert [r["snapshot_date"] for r in ctx["recent"]] == [f"2026-01-{d:02d}" for d in range(15, 8, -1)]
+
+
+def test_the_trends_table_holds_tonight_against_each_window_per_cluster_and_metric():
+    rows = [{"cluster": c, "snapshot_date": f"2026-01-{d:02d}", **{m: float(d) for m in METRICS}}
+            for c in ("c", "other") for d in range(1, 18)]
+    rows.append({"cluster": "gone", "snapshot_date": "2026-01-10", **{m: 1.0 for m in METRICS}})  # no row tonight
+    table = trend_rows(rows, DAY)
+    assert {(r["cluster"], r["metric"]) for r in table} == {(c, m) for c in ("c", "other") for m in METRICS}
+    unloads = next(r for r in table if r["cluster"] == "c" and r["metric"] == "unloads")
+    assert unloads == {"cluster": "c", "snapshot_date": DAY, "metric": "unloads", "tonight": 15.0,
+                       "mean_7": pytest.approx(sum(range(8, 15)) / 7), "nights_7": 7,
+                       "mean_30": pytest.approx(sum(range(1, 15)) / 14), "nights_30": 14}
+    first = trend_rows([{"cluster": "c", "snapshot_date": DAY, **{m: 2.0 for m in METRICS}}], DAY)
+    assert all(r["nights_7"] == r["nights_30"] == 0 and r["mean_7"] is None and r["tonight"] == 2.0 for r in first)
 
 
 def test_a_first_night_has_nothing_to_compare_with():

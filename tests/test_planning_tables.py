@@ -1,5 +1,6 @@
-"""gold/capacity_forecast and gold/pathologies from the nightly job: the demo night alone (too little history,
-said so), and the forecast asset over a lake holding several nights (it reads them all, and none after its own)."""
+"""gold/capacity_forecast, gold/pathologies and gold/night_trends from the nightly job: the demo night alone (too little history,
+said so), and the forecast and night-trend assets over a lake holding several nights (they read them all, and none
+after their own)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,43 @@ def test_the_forecast_reads_the_earlier_nights_and_ignores_later_ones(lake, spar
         or cluster.days_until_threshold_earliest <= cluster.days_until_threshold
     meta = result.get_asset_materialization_events()[0].materialization.metadata
     assert meta["nights_of_history"].value == NIGHTS
+
+
+def test_the_demo_night_is_a_first_night_in_the_trends(lake, spark):
+    from lb_pipeline.transforms.nights import METRICS
+
+    rows = {r.metric: r for r in lake.read(spark, "gold", "night_trends", DEMO_DAY).collect()}
+    assert sorted(rows) == sorted(METRICS)
+    assert all(r.nights_7 == r.nights_30 == 0 and r.mean_7 is None for r in rows.values())
+    brokers = lake.read(spark, "gold", "broker_load_summary", DEMO_DAY).select("broker").distinct().count()
+    assert rows["brokers"].tonight == brokers
+
+
+def test_the_night_trends_compare_tonight_with_the_nights_before_it(lake, spark, tmp_path):
+    from assets.planning import night_trends
+    from assets.resources import LakeResource, SparkResource
+    from lb_pipeline.spark.lake import Lake
+
+    week = Lake(str(tmp_path / "lake"))
+    for layer, table in (("bronze", "config"), ("bronze", "snapshots")):
+        lake.read(spark, layer, table, DEMO_DAY).write.format("delta").partitionBy("snapshot_date").save(week.path(layer, table))
+    summary = lake.read(spark, "gold", "broker_load_summary", DEMO_DAY)
+
+    def night(days_before: int, scale: float):
+        day = (date.fromisoformat(DEMO_DAY) - timedelta(days=days_before)).isoformat()
+        return summary.withColumn("snapshot_date", F.lit(day)).withColumn("peak_max_usage", F.col("peak_max_usage") * scale)
+
+    nights = [night(k, 1.0 - 0.1 * k) for k in range(4)] + [night(-1, 3.0)]  # three earlier nights, one later
+    reduce(DataFrame.unionByName, nights).write.format("delta").partitionBy("snapshot_date").save(
+        week.path("gold", "broker_load_summary"))
+    result = dg.materialize([night_trends], partition_key=DEMO_DAY, instance=dg.DagsterInstance.ephemeral(),
+                            resources={"spark": SparkResource(), "lake": LakeResource(root=week.root)})
+    assert result.success
+    rows = {r.metric: r for r in week.read(spark, "gold", "night_trends", DEMO_DAY).collect()}
+    peak = summary.agg(F.max("peak_max_usage")).first()[0]
+    assert rows["peak_usage"].tonight == pytest.approx(peak)  # not the later night's triple load
+    assert (rows["peak_usage"].nights_7, rows["peak_usage"].nights_30) == (3, 3)
+    assert rows["peak_usage"].mean_7 == pytest.approx(peak * (0.9 + 0.8 + 0.7) / 3)
+    assert rows["unloads"].tonight is None  # the lake holds no replay table: nothing to say, not zero
+    meta = result.get_asset_materialization_events()[0].materialization.metadata
+    assert meta["earlier_nights"].value == 3

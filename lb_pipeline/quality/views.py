@@ -198,4 +198,5 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "gold.recommendations": (("gold", "recommendations"), _table("gold", "recommendations"), False),
     "gold.capacity_forecast": (("gold", "capacity_forecast"), capacity_forecast, False),
     "gold.pathologies": (("gold", "pathologies"), pathologies, False),
+    "gold.night_trends": (("gold", "night_trends"), _table("gold", "night_trends"), False),
 }

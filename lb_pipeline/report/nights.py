@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from lb_pipeline.transforms.nights import METRICS, WINDOWS
+from lb_pipeline.transforms.nights import compare
 
 LABELS = {"peak_usage": ("Peak broker usage", "pct"), "mean_usage": ("Mean broker usage", "pct"),
           "brokers": ("Brokers reporting", "num"), "brokers_overloaded": ("Brokers above the overload threshold", "num"),
@@ -13,23 +13,12 @@ LABELS = {"peak_usage": ("Peak broker usage", "pct"), "mean_usage": ("Mean broke
 SHOWN = 7  # nights listed one by one
 
 
-def _mean(values: list) -> float | None:
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
-
-
 def nights_context(rows: list[dict], cluster: str, day: str) -> dict:
-    """``rows``: ``night_metrics`` rows. Earlier nights are the ones before ``day`` (a re-run of an old night
-    ignores later ones); with none, the section says so instead of comparing tonight with itself."""
-    mine = sorted((r for r in rows if r["cluster"] == cluster and r["snapshot_date"] <= day),
-                  key=lambda r: r["snapshot_date"], reverse=True)
-    tonight = next((r for r in mine if r["snapshot_date"] == day), None)
-    before = [r for r in mine if r["snapshot_date"] < day]
-    windows = [{"nights": w, "held": len(before[:w])} for w in WINDOWS]
-    metrics = [{"name": m, "label": LABELS[m][0], "format": LABELS[m][1],
-                "tonight": tonight[m] if tonight else None,
-                "means": [_mean([r[m] for r in before[:w]]) for w in WINDOWS]} for m in METRICS]
-    return {"earlier": len(before), "windows": windows, "metrics": metrics, "recent": mine[:SHOWN]}
+    """``rows``: ``night_metrics`` rows; the comparison is ``transforms.nights.compare`` (as in ``gold/night_trends``),
+    with the labels the page shows and the last nights one by one."""
+    c = compare(rows, cluster, day)
+    metrics = [{**m, "label": LABELS[m["name"]][0], "format": LABELS[m["name"]][1]} for m in c["metrics"]]
+    return {"earlier": c["earlier"], "windows": c["windows"], "metrics": metrics, "recent": c["nights"][:SHOWN]}
 
 
 def findings_trend(rows: list[dict], cluster: str, day: str, nights: int = SHOWN) -> list[dict]:

@@ -1,5 +1,5 @@
-"""The nights the lake holds, at a glance: one row per cluster and night from the gold tables, for the report's
-"Last nights" section (tonight against the mean of the last 7 and 30 nights).
+"""The nights the lake holds, at a glance: one row per cluster and night from the gold tables, and tonight against
+the mean of the 7 and 30 nights before it (``compare``: ``gold/night_trends`` and the report's "Last nights").
 
 Each gold table is aggregated per night in Spark (a handful of rows per night reach the driver): the cluster's
 peak and mean broker usage and the brokers that crossed ``loadBalancerBrokerOverloadedThresholdPercentage``
@@ -55,3 +55,38 @@ def night_metrics(day: str, threshold: float, strategy: str, summary: DataFrame 
         elif m not in ("peak_usage", "mean_usage"):  # a night without rows in a table: nothing happened there
             joined = joined.withColumn(m, F.coalesce(F.col(m), F.lit(0)))
     return joined.select(*KEYS, *COLUMNS)
+
+
+TREND_SCHEMA = "cluster string, snapshot_date string, metric string, tonight double, " + ", ".join(
+    f"mean_{w} double, nights_{w} int" for w in WINDOWS)
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def compare(rows: list[dict], cluster: str, day: str) -> dict:
+    """``rows``: ``night_metrics`` rows (collected). Tonight's value of each metric and the mean of each window of
+    nights *before* ``day`` (a re-run of an old night ignores later ones; no earlier night: no mean)."""
+    mine = sorted((r for r in rows if r["cluster"] == cluster and r["snapshot_date"] <= day),
+                  key=lambda r: r["snapshot_date"], reverse=True)
+    tonight = next((r for r in mine if r["snapshot_date"] == day), None)
+    before = [r for r in mine if r["snapshot_date"] < day]
+    return {"earlier": len(before), "nights": mine, "windows": [{"nights": w, "held": len(before[:w])} for w in WINDOWS],
+            "metrics": [{"name": m, "tonight": tonight[m] if tonight else None,
+                         "means": [_mean([r[m] for r in before[:w]]) for w in WINDOWS]} for m in METRICS]}
+
+
+def trend_rows(rows: list[dict], day: str) -> list[dict]:
+    """``gold/night_trends``: per cluster with a row for ``day`` and per metric, tonight against each window."""
+    out = []
+    for cluster in sorted({r["cluster"] for r in rows if r["snapshot_date"] == day}):
+        c = compare(rows, cluster, day)
+        for m in c["metrics"]:
+            row = {"cluster": cluster, "snapshot_date": day, "metric": m["name"],
+                   "tonight": None if m["tonight"] is None else float(m["tonight"])}
+            for w, mean in zip(c["windows"], m["means"]):
+                row[f"mean_{w['nights']}"], row[f"nights_{w['nights']}"] = mean, w["held"]
+            out.append(row)
+    return out
