@@ -46,3 +46,19 @@ def test_spark_runs_equal_the_same_runs_in_one_process(lake, spark, demo_landing
         assert s.usage_std_mean == pytest.approx(r["usage_std_mean"], rel=1e-9)
     rec = lake.read(spark, "gold", "recommendations", DEMO_DAY).first()
     assert rec.strategy == local["recommendation"]["strategy"]
+
+
+def test_simulate_from_the_lake_runs_what_the_landing_folder_runs(lake, demo_landing, capsys):
+    import json
+
+    from lb_pipeline.cli import main
+
+    args = ["simulate", "--day", DEMO_DAY, "--strategy", "OverloadShedder", "--strategy", "TransferShedder", "--json",
+            "--quiet"]
+    assert main([*args, "--lake", lake.root]) == 0
+    from_lake = json.loads(capsys.readouterr().out)
+    assert main([*args, "--landing", str(demo_landing)]) == 0
+    from_landing = json.loads(capsys.readouterr().out)
+    figures = lambda r: (r["strategy"], r["unloads"], r["splits"], r["reconnections"])  # noqa: E731
+    assert sorted(map(figures, from_lake["runs"])) == sorted(map(figures, from_landing["runs"]))
+    assert sum(r["splits"] for r in from_lake["runs"]) > 0  # the demo's hot bundles are split from the lake's topics too

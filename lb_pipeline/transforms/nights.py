@@ -32,7 +32,10 @@ def night_metrics(day: str, threshold: float, strategy: str, summary: DataFrame 
     parts = []
     if summary is not None:
         parts.append(window(summary, day, nights).groupBy(*KEYS).agg(
-            F.max("peak_max_usage").alias("peak_usage"), F.avg("mean_max_usage").alias("mean_usage"),
+            # a decimal sum: the same mean whatever order the executors add the brokers in (re-runs compare equal)
+            F.max("peak_max_usage").alias("peak_usage"),
+            (F.sum(F.col("mean_max_usage").cast("decimal(38,18)")) / F.count("mean_max_usage"))
+            .cast("double").alias("mean_usage"),
             F.countDistinct("broker").alias("brokers"),
             F.countDistinct(F.when(F.col("peak_max_usage") > threshold, F.col("broker"))).alias("brokers_overloaded")))
     if decisions is not None:
