@@ -63,8 +63,7 @@ def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: L
 
 
 @dg.asset(key=["gold", "night_trends"],
-          deps=[key("gold", t) for t in ("broker_load_summary", "shedding_decisions", "split_recommendations",
-                                         "pathologies")] + [key("bronze", "config")], **options("planning"))
+          deps=[key("gold", t) for t in nights.GOLD_TABLES] + [key("bronze", "config")], **options("planning"))
 def night_trends(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Per cluster and metric (peak and mean usage, brokers overloaded, unloads, bundles to split, findings): the
     night against the mean of the 7 and 30 nights before it that the lake holds."""
@@ -74,10 +73,7 @@ def night_trends(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
     def every_night(table):
         return lk.read(s, "gold", table) if lk.exists(s, "gold", table) else None
 
-    per_night = nights.night_metrics(day, cfg.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
-                                     cfg["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1],
-                                     *(every_night(t) for t in ("broker_load_summary", "shedding_decisions",
-                                                                "split_recommendations", "pathologies")))
+    per_night = nights.gold_night_metrics(day, cfg, every_night)
     rows = [r.asDict() for r in per_night.collect()] if per_night is not None else []  # a few rows per night
     df = s.createDataFrame(nights.trend_rows(rows, day), nights.TREND_SCHEMA)
     written, meta = write_table(s, lk, df, "gold", "night_trends", day)

@@ -19,7 +19,7 @@ from lb_pipeline.report.nights import findings_trend, nights_context
 from lb_pipeline.report.planning import capacity_context, findings_context
 from lb_pipeline.report.simulation import simulation_context
 from lb_pipeline.transforms import silver
-from lb_pipeline.transforms.nights import night_metrics
+from lb_pipeline.transforms.nights import gold_night_metrics
 
 DOCS_VS_CODE = [
     "topic_count_equally_divide: the docs' 6-topic example cuts at 0x50000000; the code cuts at 0x4d000000.",
@@ -166,12 +166,10 @@ def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "")
     quarantined = _rows(quarantine.groupBy("bronze_table").agg(F.count("*").alias("rows"), F.first("reason").alias("example"))
                         .orderBy("bronze_table")) if quarantine is not None else []
 
-    def every_night(layer, table):
-        return lake.read(spark, layer, table) if lake.exists(spark, layer, table) else None
+    def every_night(table):
+        return lake.read(spark, "gold", table) if lake.exists(spark, "gold", table) else None
 
-    nights = night_metrics(day, config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0, strategy,
-                           every_night("gold", "broker_load_summary"), every_night("gold", "shedding_decisions"),
-                           every_night("gold", "split_recommendations"), every_night("gold", "pathologies"))
+    nights = gold_night_metrics(day, config, every_night)
     night_rows = _rows(nights) if nights is not None else []
     versions = {f"{layer}/{table}": lake.version(spark, layer, table) for layer, table in TABLES if lake.exists(spark, layer, table)}
     return {

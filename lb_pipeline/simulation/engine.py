@@ -181,8 +181,7 @@ class Simulation:
     def _enter_snapshot(self, i: int) -> None:
         h, bs = self.history, self.bundles
         if self.snapshot < 0:
-            bs.enter_snapshot(i)
-            self.owner = np.where(bs.present(i), np.append(h.owner[i], np.full(bs.size - len(h.bundles), -1)), -1)
+            self.owner = np.where(h.present[i], h.owner[i], -1)  # only recorded bundles yet
         else:
             prev = self.snapshot
             before = bs.present(prev)

@@ -83,9 +83,8 @@ def _split_topics(snapshots, bundles: pd.DataFrame, limits: SplitLimits, root: P
     if bundles.empty:
         return pd.DataFrame(columns=columns)
     b = bundles.fillna(0)
-    past = ((b["topics"] > limits.max_topics) | (b["msg_rate_in"] + b["msg_rate_out"] > limits.max_msg_rate)
-            | (b["msg_throughput_in"] + b["msg_throughput_out"] > limits.max_bytes)
-            | ((limits.max_sessions > 0) & (b["producer_count"] + b["consumer_count"] > limits.max_sessions)))
+    past = limits.past(b["topics"], b["producer_count"] + b["consumer_count"], b["msg_rate_in"] + b["msg_rate_out"],
+                       b["msg_throughput_in"] + b["msg_throughput_out"])
     hot = set(b.loc[(b["topics"] >= 2) & past, "bundle"])
     owners = bundles[bundles["bundle"].isin(hot)].groupby("snapshot_ts")["broker"].agg(set).to_dict()
     rows = []

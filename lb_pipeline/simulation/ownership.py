@@ -11,13 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lb_pipeline.model.bundles import parse_range
-
-
-def _split(bundle: str) -> tuple[str, int, int]:
-    ns, rng = bundle.rsplit("/", 1)
-    lo, hi = parse_range(rng)
-    return ns, lo, hi
+from lb_pipeline.simulation.bundle_set import bundle_range
 
 
 def inherit_owners(names: list[str], before: np.ndarray, now: np.ndarray, owner: np.ndarray,
@@ -28,10 +22,10 @@ def inherit_owners(names: list[str], before: np.ndarray, now: np.ndarray, owner:
     appeared = np.flatnonzero(now & ~before)
     parents: dict[str, list[tuple[int, int, int]]] = {}
     for n in vanished.tolist():
-        ns, lo, hi = _split(names[n])
+        ns, lo, hi = bundle_range(names[n])
         parents.setdefault(ns, []).append((lo, hi, int(owner[n])))
     for n in appeared.tolist():
-        ns, lo, hi = _split(names[n])
+        ns, lo, hi = bundle_range(names[n])
         parent = next((o for plo, phi, o in parents.get(ns, ()) if plo <= lo < phi and o >= 0), None)
         owner[n] = parent if parent is not None else recorded_owner[n]
     owner[~now] = -1

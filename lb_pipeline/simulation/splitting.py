@@ -48,11 +48,9 @@ class Splits:
 
     def hot(self, bs: BundleSet, i: int, traffic: np.ndarray, long_term: np.ndarray) -> np.ndarray:
         """Present bundles past a split threshold: rate and bandwidth long-term (modular) or instantaneous."""
-        lim, topics, clients = self.limits, bs.topics(i), bs.clients(i)
+        topics, clients = bs.topics(i), bs.clients(i)
         x = traffic if self.extensible else long_term
-        sessions = clients[:, 0] + clients[:, 1]
-        past = ((topics > lim.max_topics) | ((lim.max_sessions > 0) & (sessions > lim.max_sessions))
-                | (x[:, 0] + x[:, 1] > lim.max_msg_rate) | (x[:, 2] + x[:, 3] > lim.max_bytes))
+        past = self.limits.past(topics, clients[:, 0] + clients[:, 1], x[:, 0] + x[:, 1], x[:, 2] + x[:, 3])
         return bs.present(i) & (topics >= 2) & past
 
     def candidates(self, bs: BundleSet, i: int, traffic: np.ndarray, long_term: np.ndarray) -> np.ndarray | None:

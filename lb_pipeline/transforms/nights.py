@@ -60,6 +60,17 @@ def night_metrics(day: str, threshold: float, strategy: str, summary: DataFrame 
     return joined.select(*KEYS, *COLUMNS)
 
 
+GOLD_TABLES = ("broker_load_summary", "shedding_decisions", "split_recommendations", "pathologies")
+
+
+def gold_night_metrics(day: str, config, read_all) -> DataFrame | None:
+    """``night_metrics`` of the gold tables ``read_all(table)`` returns (every night; None: not in the lake), with the
+    configuration's overload threshold and shedding strategy."""
+    return night_metrics(day, config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
+                         config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1],
+                         *(read_all(t) for t in GOLD_TABLES))
+
+
 TREND_SCHEMA = "cluster string, snapshot_date string, metric string, tonight double, " + ", ".join(
     f"mean_{w} double, nights_{w} int" for w in WINDOWS)
 

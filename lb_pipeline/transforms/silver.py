@@ -62,6 +62,11 @@ def layouts(namespaces: DataFrame, ownership: DataFrame) -> DataFrame:
     return have.unionByName(derived)
 
 
+def topic_hash(column: str = "topic") -> Column:
+    """CRC-32 of the full topic name: the standard CRC-32 Pulsar's Guava ``Hashing.crc32()`` computes."""
+    return F.crc32(F.encode(column, "UTF-8"))
+
+
 def topic_bundle(topic_stats: DataFrame, namespaces: DataFrame) -> DataFrame:
     """Every topic mapped to its bundle by CRC-32 of the full name over the namespace's boundaries
     (lower inclusive, upper exclusive, the last bundle closed), beside the bundle the broker reported it under.
@@ -72,7 +77,7 @@ def topic_bundle(topic_stats: DataFrame, namespaces: DataFrame) -> DataFrame:
     """
     topics = topic_stats.select(*SNAPSHOT_KEYS, "broker", "namespace", "topic",
                                 F.col("bundle_range").alias("reported_bundle_range"),
-                                F.crc32(F.encode("topic", "UTF-8")).alias("topic_hash"))
+                                topic_hash().alias("topic_hash"))
     bounds = bundle_bounds(namespaces).select(*SNAPSHOT_KEYS, "namespace", "bundle_range", "lower", "upper", "is_last")
     inside = (F.col("t.topic_hash") >= F.col("b.lower")) & (
         (F.col("t.topic_hash") < F.col("b.upper")) | (F.col("b.is_last") & (F.col("t.topic_hash") <= F.col("b.upper")))

@@ -20,6 +20,7 @@ from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.gold import cluster_policies
+from lb_pipeline.transforms.silver import topic_hash
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
@@ -102,19 +103,15 @@ def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: 
     """Topic rows (hash and traffic) of the bundles past a split threshold at some snapshot of the day, under the
     lowest thresholds any run uses: a bundle's long-term averages never exceed its highest recorded traffic, and a
     child never carries more than its parent, so no other bundle can be split in any run."""
-    lim = [SplitLimits.from_config(config.overridden(**{k: str(v) for k, v in r["params"].items()})) for r in runs] or \
-        [SplitLimits.from_config(config)]
+    lim = SplitLimits.lowest([SplitLimits.from_config(config.overridden(**{k: str(v) for k, v in r["params"].items()}))
+                              for r in runs] or [SplitLimits.from_config(config)])
     col = F.col
-    past = ((col("topics") > min(x.max_topics for x in lim))
-            | (col("msg_rate_in") + col("msg_rate_out") > min(x.max_msg_rate for x in lim))
-            | (col("msg_throughput_in") + col("msg_throughput_out") > min(x.max_bytes for x in lim)))
-    sessions = [x.max_sessions for x in lim if x.max_sessions > 0]
-    if sessions:
-        past = past | (col("producer_count") + col("consumer_count") > min(sessions))
+    past = lim.past(col("topics"), col("producer_count") + col("consumer_count"), col("msg_rate_in") + col("msg_rate_out"),
+                    col("msg_throughput_in") + col("msg_throughput_out"))
     hot = bundle_reports.where((col("topics") >= 2) & past).select("cluster", "bundle").distinct()
     return (topic_stats.join(F.broadcast(hot), ["cluster", "bundle"], "left_semi")
-            .select("cluster", "snapshot_ts", "snapshot_date", "bundle",
-                    F.crc32(F.encode("topic", "UTF-8")).alias("topic_hash"), *PROFILE_COLUMNS))
+            .select("cluster", "snapshot_ts", "snapshot_date", "bundle", topic_hash().alias("topic_hash"),
+                    *PROFILE_COLUMNS))
 
 
 def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,

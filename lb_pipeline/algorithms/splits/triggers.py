@@ -74,6 +74,19 @@ class SplitLimits:
             max_bundles=config.get_int("loadBalancerNamespaceMaximumBundles"),
         )
 
+    @classmethod
+    def lowest(cls, limits: list["SplitLimits"]) -> "SplitLimits":
+        """Each threshold at its lowest among ``limits`` (a session limit of 0 or less means none)."""
+        sessions = [x.max_sessions for x in limits if x.max_sessions > 0]
+        return cls(min(x.max_topics for x in limits), min(sessions) if sessions else 0,
+                   min(x.max_msg_rate for x in limits), min(x.max_bytes for x in limits),
+                   min(x.max_bundles for x in limits))
+
+    def past(self, topics, sessions, msg_rate, throughput):
+        """Whether any threshold is passed, element by element: numpy arrays, pandas Series or Spark Columns."""
+        out = (topics > self.max_topics) | (msg_rate > self.max_msg_rate) | (throughput > self.max_bytes)
+        return out | (sessions > self.max_sessions) if self.max_sessions > 0 else out
+
     def exceeded(self, topics: int, sessions: int, msg_rate: float, throughput: float) -> list[Threshold]:
         """Exceeded thresholds in the extensible strategy's priority order (Topics, Sessions, MsgRate, Bandwidth)."""
         out = []
