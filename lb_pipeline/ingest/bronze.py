@@ -173,20 +173,36 @@ def parse_table(spark, paths: list[str], table: BronzeTable, manifests: dict[str
     return read_files(spark, paths).mapInPandas(_mapper(table, manifests), _parsed_schema(table))
 
 
-def good_rows(parsed, table: BronzeTable):
+def checked_table(spark, paths: list[str], table: BronzeTable, manifests: dict[str, list[str]] | None = None):
+    """``parse_table`` with the critical row rules marked on the parsed good rows (``row_rules.mark``): one frame
+    that gives both the table's rows and its quarantine, so that neither the parse nor the rules run twice."""
     from pyspark.sql import functions as F
 
-    return parsed.where(F.col("_reason").isNull()).select(*_column_names(f"{COMMON}, {table.schema}"))
+    from lb_pipeline.quality import row_rules
+
+    return row_rules.mark(table.name, parse_table(spark, paths, table, manifests), F.col("_reason").isNull())
 
 
-def quarantined_rows(parsed):
+def good_rows(marked, table: BronzeTable):
     from pyspark.sql import functions as F
 
-    return parsed.where(F.col("_reason").isNotNull()).select(
+    return (marked.where(F.col("_reason").isNull() & F.col("_rule_field").isNull())
+                  .select(*_column_names(f"{COMMON}, {table.schema}")))
+
+
+def quarantined_rows(marked, table: BronzeTable):
+    """What the parser refused (file, field, reason, raw text) and the parsed rows that break a row rule."""
+    from pyspark.sql import functions as F
+
+    from lb_pipeline.quality import row_rules
+
+    parsed = marked.where(F.col("_reason").isNotNull()).select(
         "cluster", "snapshot_ts", "snapshot_date", "source_file", F.col("_qtable").alias("bronze_table"),
         F.col("_field").alias("field"), F.col("_reason").alias("reason"), F.col("_raw").alias("raw"),
         F.col("_truncated").alias("raw_truncated"),
     )
+    ruled = marked.where(F.col("_reason").isNull() & F.col("_rule_field").isNotNull())
+    return parsed.unionByName(row_rules.rejected(ruled, table.name, _column_names(f"{COMMON}, {table.schema}")))
 
 
 @dataclass(frozen=True)
@@ -208,36 +224,24 @@ def ingest_day(spark, lake, landing: str, day: str, tables: list[str] | None = N
     """
     from pyspark.sql import functions as F
 
-    from lb_pipeline.quality import row_rules
-
     names = tables or list(TABLES)
     listing = list_day(spark, landing, day, {t.name: t.globs for t in TABLES.values()})
-    parsed_snapshots = parse_table(spark, listing.files.get("snapshots", []), TABLES["snapshots"]).persist()
-    snapshots, snapshot_rejects = row_rules.split("snapshots", good_rows(parsed_snapshots, TABLES["snapshots"]))
-    snapshots = snapshots.persist()
+    marked = {"snapshots": checked_table(spark, listing.files.get("snapshots", []), TABLES["snapshots"]).persist()}
     # One small row per snapshot: complete directories with their brokers; None where the manifest is not usable.
     manifests: dict[str, list[str] | None] = {
-        r["source_file"][: -len("/manifest.json")]: None
-        for r in parsed_snapshots.select("source_file").collect()}
+        r["source_file"][: -len("/manifest.json")]: None for r in marked["snapshots"].select("source_file").collect()}
     manifests.update({r["source_file"][: -len("/manifest.json")]: list(r["brokers"] or [])
-                      for r in snapshots.select("source_file", "brokers").collect()})
-    parsed_frames = {name: parse_table(spark, listing.files.get(name, []), TABLES[name], manifests).persist()
-                     for name in names if name != "snapshots"}
-    results, rejects = {}, [snapshot_rejects]
+                      for r in good_rows(marked["snapshots"], TABLES["snapshots"]).select("source_file", "brokers").collect()})
+    marked.update({name: checked_table(spark, listing.files.get(name, []), TABLES[name], manifests).persist()
+                   for name in names if name != "snapshots"})
+    results = {}
     try:
         for name in names:
-            if name == "snapshots":
-                kept = snapshots
-            else:
-                kept, rejected = row_rules.split(name, good_rows(parsed_frames[name], TABLES[name]))
-                rejects.append(rejected)
-            results[name] = lake.write_partition(kept, "bronze", name, day)
+            results[name] = lake.write_partition(good_rows(marked[name], TABLES[name]), "bronze", name, day)
             log(f"bronze/{name}: {results[name].rows} rows")
         quarantine = spark.createDataFrame([], QUARANTINE_SCHEMA)
-        for parsed in [parsed_snapshots, *parsed_frames.values()]:
-            quarantine = quarantine.unionByName(quarantined_rows(parsed))
-        for rejected in rejects:
-            quarantine = quarantine.unionByName(rejected)
+        for name, frame in marked.items():
+            quarantine = quarantine.unionByName(quarantined_rows(frame, TABLES[name]))
         listed = listing_quarantine(listing)
         if listed:
             quarantine = quarantine.unionByName(spark.createDataFrame(listed, QUARANTINE_SCHEMA))
@@ -248,7 +252,7 @@ def ingest_day(spark, lake, landing: str, day: str, tables: list[str] | None = N
             for row in lake.read(spark, "bronze", "quarantine", day).groupBy("bronze_table").count().collect():
                 counts[row["bronze_table"]] = row["count"]
     finally:
-        for df in [parsed_snapshots, snapshots, *parsed_frames.values()]:
+        for df in marked.values():
             df.unpersist()
     log(f"bronze/quarantine: {q_result.rows} rows")
     return IngestResult(day=day, tables=results, quarantine=q_result, quarantined_by_table=counts)

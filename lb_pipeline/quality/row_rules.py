@@ -118,23 +118,39 @@ def split(table: str, rows):
     """(rows that pass, quarantine rows for those that do not) of bronze ``table``; the quarantine rows carry the
     first failing column, the rule, the value, and the row as JSON."""
     from pyspark.sql import functions as F
+
+    marked = mark(table, rows)
+    return (marked.where(F.col("_rule_field").isNull()).select(*rows.columns),
+            rejected(marked.where(F.col("_rule_field").isNotNull()), table, rows.columns))
+
+
+def mark(table: str, rows, eligible=None):
+    """``rows`` with ``_rule_field`` and ``_rule_reason``: the first critical rule of bronze ``table`` a row breaks
+    (null where none). Only rows where the Column ``eligible`` holds are checked (all when None), and a key's
+    uniqueness is counted among them: ingest marks its parsed rows once, good and quarantined alike, so that the
+    windows of the uniqueness rules run once per table."""
+    from pyspark.sql import functions as F
     from pyspark.sql.window import Window
 
     from lb_pipeline.quality import views
 
     suite = f"bronze.{table}"
-    empty = rows.sparkSession.createDataFrame([], _QUARANTINE)
-    if suite not in views.SUITES:
-        return rows, empty
-    viewed = views.SUITES[suite][1](lambda layer, name: rows)
-    checked = [e for e in rules(table) if all(c in viewed.columns for c in columns(e))]
+    none = F.lit(None).cast("string")
+    checked = []
+    if suite in views.SUITES:
+        viewed = views.SUITES[suite][1](lambda layer, name: rows)
+        checked = [e for e in rules(table) if all(c in viewed.columns for c in columns(e))]
     if not checked:
-        return rows, empty
+        return rows.withColumn("_rule_field", none).withColumn("_rule_reason", none)
+    eligible = F.lit(True) if eligible is None else eligible
+
+    def count(e):
+        return F.count(F.lit(1)).over(Window.partitionBy(*e["kwargs"]["column_list"], eligible))
 
     def violates(e):
         kind, kw = e["type"], e["kwargs"]
         if kind == UNIQUE:
-            return F.count(F.lit(1)).over(Window.partitionBy(*kw["column_list"])) > 1
+            return count(e) > 1
         col = F.col(kw["column"])
         if kind.endswith("not_be_null"):
             return col.isNull()
@@ -148,20 +164,21 @@ def split(table: str, rows):
 
     def got(e):
         if e["type"] == UNIQUE:
-            return F.count(F.lit(1)).over(Window.partitionBy(*e["kwargs"]["column_list"])).cast("string")
+            return count(e).cast("string")
         return F.coalesce(F.col(e["kwargs"]["column"]).cast("string"), F.lit("None"))
 
-    field = F.coalesce(*[F.when(violates(e), F.lit(field_of(e))) for e in checked])
-    reason = F.coalesce(*[F.when(violates(e), F.concat(F.lit(f"{describe(e)}, got "), got(e),
-                                                       F.lit(f" (expectations/{suite}.json)"))) for e in checked])
-    marked = viewed.withColumn("_rule_field", field).withColumn("_rule_reason", reason)
-    keep = marked.where(F.col("_rule_field").isNull()).select(*rows.columns)
-    rejected = marked.where(F.col("_rule_field").isNotNull()).select(
+    field = F.coalesce(*[F.when(eligible & violates(e), F.lit(field_of(e))) for e in checked])
+    reason = F.coalesce(*[F.when(eligible & violates(e), F.concat(F.lit(f"{describe(e)}, got "), got(e),
+                                                                  F.lit(f" (expectations/{suite}.json)")))
+                          for e in checked])
+    return viewed.withColumn("_rule_field", field).withColumn("_rule_reason", reason)
+
+
+def rejected(marked, table: str, table_columns: list[str]):
+    """Quarantine rows for the marked rows (those that break a rule), the row itself as JSON."""
+    from pyspark.sql import functions as F
+
+    return marked.select(
         "cluster", "snapshot_ts", "snapshot_date", "source_file", F.lit(table).alias("bronze_table"),
         F.col("_rule_field").alias("field"), F.col("_rule_reason").alias("reason"),
-        F.to_json(F.struct(*rows.columns)).alias("raw"), F.lit(False).alias("raw_truncated"))
-    return keep, rejected
-
-
-_QUARANTINE = ("cluster string, snapshot_ts timestamp, snapshot_date string, source_file string, bronze_table string, "
-               "field string, reason string, raw string, raw_truncated boolean")
+        F.to_json(F.struct(*table_columns)).alias("raw"), F.lit(False).alias("raw_truncated"))
