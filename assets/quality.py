@@ -1,7 +1,12 @@
-"""Stage ``quality``: one asset check per Great Expectations suite (dagster-ge does not support GX 1.x).
+"""Stage ``quality``: the Great Expectations suites as Dagster asset checks (dagster-ge does not support GX 1.x).
+
+One check per suite, run in one step per layer (``multi_asset_check``): the bronze suites as soon as the bronze tables
+land, silver and gold once their layer is written. Each step validates its suites one after another and writes
+their results to ``gold/validation_results`` in one commit: a Delta commit and a Dagster step cost about a second
+each, which 25 separate checks paid 25 times.
 
 Bronze suites are blocking gates: a failed critical expectation stops the downstream assets of that partition.
-Warning-level failures are reported (WARN) without blocking. Every result also lands in ``gold/validation_results``.
+Warning-level failures are reported (WARN) without blocking.
 """
 
 import dagster as dg
@@ -10,37 +15,57 @@ from assets.resources import LakeResource, SparkResource
 from lb_pipeline.quality import views
 from lb_pipeline.quality.results import SCHEMA, result_rows
 from lb_pipeline.quality.runner import validate
+from lb_pipeline.spark.lake import LAYERS
 
 
-def _check(suite: str, layer_table: tuple[str, str], view, blocking: bool) -> dg.AssetChecksDefinition:
-    layer, table = layer_table
+def _name(suite: str) -> str:
+    return suite.replace(".", "_")
 
-    @dg.asset_check(asset=dg.AssetKey([layer, table]), name=suite.replace(".", "_"), blocking=blocking,
-                    description=f"Great Expectations suite expectations/{suite}.json")
-    def check(context: dg.AssetCheckExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.AssetCheckResult:
+
+def _result(suite: str, summary, day: str | None) -> dg.AssetCheckResult:
+    (layer, table), _, _ = views.SUITES[suite]
+    return dg.AssetCheckResult(
+        asset_key=dg.AssetKey([layer, table]), check_name=_name(suite), passed=summary.success,
+        severity=dg.AssetCheckSeverity.ERROR if summary.critical else dg.AssetCheckSeverity.WARN,
+        description="; ".join(f.describe() for f in summary.failures[:5]) or f"{summary.evaluated} expectations passed",
+        metadata={"expectations_evaluated": dg.MetadataValue.int(summary.evaluated),
+                  "expectations_failed": dg.MetadataValue.int(len(summary.failures)),
+                  "failures": dg.MetadataValue.md("\n".join(f"- {f.describe()}" for f in summary.failures) or "none"),
+                  "partition": dg.MetadataValue.text(day or "")},
+    )
+
+
+def _layer_checks(layer: str) -> dg.AssetChecksDefinition:
+    suites = [suite for suite, ((lay, _), _, _) in views.SUITES.items() if lay == layer]
+    specs = [dg.AssetCheckSpec(_name(suite), asset=dg.AssetKey(list(views.SUITES[suite][0])),
+                               blocking=views.SUITES[suite][2], description=f"Great Expectations suite expectations/{suite}.json")
+             for suite in suites]
+
+    @dg.multi_asset_check(specs=specs, name=f"{layer}_checks", can_subset=True)
+    def check(context: dg.AssetCheckExecutionContext, spark: SparkResource, lake: LakeResource):
         day = context.run.tags.get("dagster/partition")
         s, lk = spark.session, lake.lake
-        df = view(lambda ly, t: lk.read(s, ly, t, day)).persist()  # GX's passes run several Spark jobs over it
-        try:
-            summary = validate(df, suite)
-        finally:
-            df.unpersist()
-        lk.write_partition(s.createDataFrame(result_rows(summary, day, f"{layer}/{table}"), SCHEMA), "gold",
-                           "validation_results", day, where={"suite": suite})
-        return dg.AssetCheckResult(
-            passed=summary.success,
-            severity=dg.AssetCheckSeverity.ERROR if summary.critical else dg.AssetCheckSeverity.WARN,
-            description="; ".join(f.describe() for f in summary.failures[:5]) or f"{summary.evaluated} expectations passed",
-            metadata={"expectations_evaluated": dg.MetadataValue.int(summary.evaluated),
-                      "expectations_failed": dg.MetadataValue.int(len(summary.failures)),
-                      "failures": dg.MetadataValue.md("\n".join(f"- {f.describe()}" for f in summary.failures) or "none"),
-                      "partition": dg.MetadataValue.text(day or "")},
-        )
+        selected = {key.name for key in context.selected_asset_check_keys}
+        summaries, rows = {}, []
+        for suite in (suite for suite in suites if _name(suite) in selected):
+            (lay, table), view, _ = views.SUITES[suite]
+            df = view(lambda ly, t: lk.read(s, ly, t, day)).persist()  # GX's passes run several Spark jobs over it
+            try:
+                summaries[suite] = validate(df, suite)
+            finally:
+                df.unpersist()
+            rows += result_rows(summaries[suite], day, f"{lay}/{table}")
+            context.log.info(f"{suite}: {summaries[suite].evaluated} expectations, {len(summaries[suite].failures)} failed")
+        if summaries:
+            lk.write_partition(s.createDataFrame(rows, SCHEMA), "gold", "validation_results", day,
+                               where={"suite": sorted(summaries)})
+        for suite, summary in summaries.items():
+            yield _result(suite, summary, day)
 
     return check
 
 
-checks = [_check(name, asset, view, blocking) for name, (asset, view, blocking) in views.SUITES.items()]
+checks = [_layer_checks(layer) for layer in LAYERS]
 
 
 # The table the checks write; declared so the lineage and the "quality" group show it.

@@ -96,8 +96,8 @@ def run_pipeline(landing: Path, lake: Path, day: str):
         [*all_assets, *checks], partition_key=day, instance=instance, raise_on_error=False,
         resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake)),
                    "landing": LandingResource(path=str(landing)), "reports": ReportsResource(path=str(lake / "reports"))})
-    check_names = {key.name for c in checks for key in c.check_keys}
-    steps = [(s.step_key, (s.end_time or 0) - (s.start_time or 0), any(s.step_key.endswith(n) for n in check_names))
+    check_steps = {c.node_def.name for c in checks}
+    steps = [(s.step_key, (s.end_time or 0) - (s.start_time or 0), s.step_key in check_steps)
              for s in sorted(instance.get_run_step_stats(result.run_id), key=lambda s: s.start_time or 0)]
     return result.success, steps
 

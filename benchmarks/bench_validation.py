@@ -41,12 +41,12 @@ def main() -> int:
         resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake)),
                    "landing": LandingResource(path=str(landing)), "reports": ReportsResource(path=str(lake / "reports"))})
     total = time.time() - t
-    check_names = {key.name for c in checks for key in c.check_keys}
+    check_steps = {c.node_def.name for c in checks}
     stats = instance.get_run_step_stats(result.run_id)
     check_time = asset_time = 0.0
     for s in sorted(stats, key=lambda s: s.start_time or 0):
         took = (s.end_time or 0) - (s.start_time or 0)
-        is_check = any(s.step_key.endswith(name) for name in check_names)
+        is_check = s.step_key in check_steps
         check_time += took if is_check else 0
         asset_time += 0 if is_check else took
         print(f"{'check' if is_check else 'asset'}  {s.step_key:60} {took:8.1f} s")

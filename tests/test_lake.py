@@ -39,6 +39,19 @@ def test_rows_of_another_day_are_refused(spark, tmp_path):
     assert lake.read(spark, "bronze", "t").count() == 1
 
 
+def test_a_slice_of_several_values_replaces_those_values_and_keeps_the_others(spark, tmp_path):
+    """One writer of several suites' results (a layer's checks) replaces exactly their rows of the day."""
+    lake, day = Lake(str(tmp_path)), "2026-01-01"
+    rows = lambda pairs: spark.createDataFrame([(s, v, day) for s, v in pairs], "suite string, value long, snapshot_date string")  # noqa: E731
+    for suite in ("a", "b", "c"):
+        lake.write_partition(rows([(suite, 1)]), "gold", "results", day, where={"suite": suite})
+    lake.write_partition(rows([("a", 2), ("b", 2)]), "gold", "results", day, where={"suite": ["a", "b"]})
+    got = sorted((r.suite, r.value) for r in lake.read(spark, "gold", "results", day).collect())
+    assert got == [("a", 2), ("b", 2), ("c", 1)]
+    with pytest.raises(ValueError, match="another partition"):  # rows outside the slice are refused, as for a day
+        lake.write_partition(rows([("c", 3)]), "gold", "results", day, where={"suite": ["a", "b"]})
+
+
 def test_unknown_layer_is_rejected():
     with pytest.raises(ValueError, match="unknown lake layer"):
         Lake("/tmp/x").path("platinum", "t")

@@ -27,12 +27,13 @@ MAX_RAW_BYTES = 1 << 20  # quarantined text kept in the table; the file itself s
 
 
 def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[str, list[str] | None] | None = None,
-               max_depth: int | None = None) -> tuple[list[dict], list[dict]]:
+               max_depth: int | None = None, memo: dict | None = None) -> tuple[list[dict], list[dict]]:
     """Parse one file into (good rows, quarantine rows); never raises for bad input.
 
     ``manifests`` maps each complete snapshot directory of the day to the brokers its manifest lists; a file of
     another directory (no manifest: incomplete or still being written) is quarantined whole, and rows about a
-    broker the manifest does not list are quarantined row by row.
+    broker the manifest does not list are quarantined row by row. ``memo`` (one dict per file) keeps the parsed
+    JSON for the next table the same file feeds.
     """
     where = locate(path)
     if where is None:
@@ -45,8 +46,7 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
                   "the snapshot directory has no manifest.json (incomplete or still being written)")
         return [], [_quarantine(table, path, cluster, ts, "manifest.json", reason, content)]
     try:
-        doc = p.load_json(content, max_depth)
-        rows, problems = table.parse(doc, rel)
+        rows, problems = table.parse(_load(content, max_depth, {} if memo is None else memo), rel)
         if table.name == "snapshots" and rows:
             declared, second = rows[0]["snapshot_timestamp_ms"], int(ts.timestamp() * 1000)
             named = rows[0].pop("manifest_cluster")
@@ -71,6 +71,17 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
     bad = [_quarantine(table, path, cluster, ts, pr.field, pr.reason, content if pr.whole_file or len(content) <= 4096 else None)
            for pr in problems]
     return good, bad
+
+
+def _load(content: bytes, max_depth: int | None, memo: dict):
+    if "doc" not in memo:
+        try:
+            memo["doc"] = p.load_json(content, max_depth)
+        except p.FileProblem as exc:
+            memo["doc"] = exc
+    if isinstance(memo["doc"], p.FileProblem):
+        raise memo["doc"]
+    return memo["doc"]
 
 
 def _table_of(path: str) -> BronzeTable:
@@ -101,28 +112,33 @@ def _quarantine(table, path, cluster, ts, field, reason, content) -> dict:
             "raw_truncated": truncated}
 
 
-def _parsed_schema(table: BronzeTable) -> str:
-    return f"{COMMON}, {table.schema}, {QUARANTINE_COLUMNS}, _qtable string, _truncated boolean"
+def _parsed_schema(tables: list[BronzeTable]) -> str:
+    """The mapper's rows: the common columns, every column of the tables (one file family), the quarantine's."""
+    columns = {}
+    for table in tables:
+        columns.update((_definitions(table.schema)))
+    return ", ".join([COMMON, *columns.values(), QUARANTINE_COLUMNS, "_qtable string, _truncated boolean, _table string"])
 
 
-def _column_names(ddl: str) -> list[str]:
-    names, depth, current = [], 0, ""
-    for ch in ddl:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
+def _definitions(ddl: str) -> dict[str, str]:
+    """Column name → its definition, for a DDL list of columns (commas inside ``<…>`` belong to types)."""
+    out, depth, current = {}, 0, ""
+    for ch in ddl + ",":
+        depth += (ch == "<") - (ch == ">")
         if ch == "," and depth == 0:
-            names.append(current.strip().split(" ")[0])
+            out[current.strip().split(" ")[0]] = current.strip()
             current = ""
         else:
             current += ch
-    names.append(current.strip().split(" ")[0])
-    return names
+    return out
 
 
-def _mapper(table: BronzeTable, manifests: dict[str, list[str]] | None):
-    columns = _column_names(_parsed_schema(table))
+def _column_names(ddl: str) -> list[str]:
+    return list(_definitions(ddl))
+
+
+def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None):
+    columns = _column_names(_parsed_schema(tables))
     max_depth = p.max_json_depth()  # read on the driver: the workers may have started before it was set
 
     def run(batches: Iterator) -> Iterator:
@@ -131,13 +147,16 @@ def _mapper(table: BronzeTable, manifests: dict[str, list[str]] | None):
         for batch in batches:
             out = []
             for path, content in zip(batch["path"], batch["content"]):
-                good, bad = parse_file(table, path, bytes(content), manifests, max_depth)
-                out.extend(good)
-                for q in bad:
-                    out.append({"cluster": q["cluster"], "snapshot_ts": q["snapshot_ts"],
-                                "snapshot_date": q["snapshot_date"], "source_file": q["source_file"],
-                                "_field": q["field"], "_reason": q["reason"], "_raw": q["raw"],
-                                "_qtable": q["bronze_table"], "_truncated": q["raw_truncated"]})
+                content, memo = bytes(content), {}  # one JSON parse per file for all the tables it feeds
+                for table in tables:
+                    good, bad = parse_file(table, path, content, manifests, max_depth, memo)
+                    out.extend({**row, "_table": table.name} for row in good)
+                    for q in bad:
+                        out.append({"cluster": q["cluster"], "snapshot_ts": q["snapshot_ts"],
+                                    "snapshot_date": q["snapshot_date"], "source_file": q["source_file"],
+                                    "_field": q["field"], "_reason": q["reason"], "_raw": q["raw"],
+                                    "_qtable": q["bronze_table"], "_truncated": q["raw_truncated"],
+                                    "_table": table.name})
             frame = pd.DataFrame(out, columns=columns)
             for col in columns:
                 # Missing values must reach Arrow as None: an all-null column would be float64 NaN (unreadable as
@@ -168,19 +187,22 @@ def read_files(spark, paths: list[str]):
         spark.conf.set(key, before)
 
 
-def parse_table(spark, paths: list[str], table: BronzeTable, manifests: dict[str, list[str]] | None = None):
-    """All rows (good and quarantined) of one bronze table for one day, parsed in the Python workers."""
-    return read_files(spark, paths).mapInPandas(_mapper(table, manifests), _parsed_schema(table))
+def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: dict[str, list[str]] | None = None):
+    """All rows (good and quarantined, ``_table`` saying whose) of the bronze tables fed by the same files, for
+    one day: each file read and parsed once, in the Python workers."""
+    return read_files(spark, paths).mapInPandas(_mapper(tables, manifests), _parsed_schema(tables))
 
 
-def checked_table(spark, paths: list[str], table: BronzeTable, manifests: dict[str, list[str]] | None = None):
-    """``parse_table`` with the critical row rules marked on the parsed good rows (``row_rules.mark``): one frame
-    that gives both the table's rows and its quarantine, so that neither the parse nor the rules run twice."""
+def checked_table(parsed, table: BronzeTable):
+    """One table's rows of ``parse_family`` with the critical row rules marked on its good rows
+    (``row_rules.mark``): one frame that gives both the table's rows and its quarantine, so that neither the
+    parse nor the rules run twice."""
     from pyspark.sql import functions as F
 
     from lb_pipeline.quality import row_rules
 
-    return row_rules.mark(table.name, parse_table(spark, paths, table, manifests), F.col("_reason").isNull())
+    mine = parsed.where(F.col("_table") == table.name).select(*_column_names(_parsed_schema([table])))
+    return row_rules.mark(table.name, mine, F.col("_reason").isNull())
 
 
 def good_rows(marked, table: BronzeTable):
@@ -226,14 +248,23 @@ def ingest_day(spark, lake, landing: str, day: str, tables: list[str] | None = N
 
     names = tables or list(TABLES)
     listing = list_day(spark, landing, day, {t.name: t.globs for t in TABLES.values()})
-    marked = {"snapshots": checked_table(spark, listing.files.get("snapshots", []), TABLES["snapshots"]).persist()}
+    snapshots = parse_family(spark, listing.files.get("snapshots", []), [TABLES["snapshots"]])
+    marked = {"snapshots": checked_table(snapshots, TABLES["snapshots"]).persist()}
     # One small row per snapshot: complete directories with their brokers; None where the manifest is not usable.
     manifests: dict[str, list[str] | None] = {
         r["source_file"][: -len("/manifest.json")]: None for r in marked["snapshots"].select("source_file").collect()}
     manifests.update({r["source_file"][: -len("/manifest.json")]: list(r["brokers"] or [])
                       for r in good_rows(marked["snapshots"], TABLES["snapshots"]).select("source_file", "brokers").collect()})
-    marked.update({name: checked_table(spark, listing.files.get(name, []), TABLES[name], manifests).persist()
-                   for name in names if name != "snapshots"})
+    families: dict[tuple, list[BronzeTable]] = {}  # tables fed by the same files (a broker's load report: two)
+    for name in names:
+        if name != "snapshots":
+            families.setdefault(TABLES[name].globs, []).append(TABLES[name])
+    shared = []
+    for members in families.values():
+        parsed = parse_family(spark, listing.files.get(members[0].name, []), members, manifests)
+        if len(members) > 1:
+            shared.append(parsed := parsed.persist())
+        marked.update({t.name: checked_table(parsed, t).persist() for t in members})
     results = {}
     try:
         for name in names:
@@ -252,7 +283,7 @@ def ingest_day(spark, lake, landing: str, day: str, tables: list[str] | None = N
             for row in lake.read(spark, "bronze", "quarantine", day).groupBy("bronze_table").count().collect():
                 counts[row["bronze_table"]] = row["count"]
     finally:
-        for df in marked.values():
+        for df in [*marked.values(), *shared]:
             df.unpersist()
     log(f"bronze/quarantine: {q_result.rows} rows")
     return IngestResult(day=day, tables=results, quarantine=q_result, quarantined_by_table=counts)

@@ -39,6 +39,14 @@ def _retry_conflicts(write, what: str) -> None:
             time.sleep(min(BACKOFF_CAP_SECONDS, 0.2 * 2 ** attempt) * (1 + random.random()))
 
 
+def _equals(item: tuple[str, str | list[str]]) -> str:
+    column, value = item
+    if isinstance(value, (list, tuple)):
+        listed = ", ".join(f"'{v}'" for v in value)
+        return f"{column} IN ({listed})" if value else "false"
+    return f"{column} = '{value}'"
+
+
 @dataclass(frozen=True)
 class WriteResult:
     path: str
@@ -64,8 +72,8 @@ class Lake:
         """Replace one ``snapshot_date`` partition of a Delta table with ``df`` (creating the table if needed).
 
         ``df`` must only hold rows of that partition; Delta refuses the write otherwise, which protects the
-        other days from a buggy transform. ``where`` narrows the replaced slice further (column → value), for
-        tables that several writers fill (validation results of different tables, say).
+        other days from a buggy transform. ``where`` narrows the replaced slice further (column → value, or → a
+        list of values), for tables that several writers fill (validation results of different tables, say).
         """
         path = self.path(layer, table)
         if PARTITION_COLUMN not in df.columns:
@@ -78,8 +86,7 @@ class Lake:
         writer = (
             df.write.format("delta")
             .mode("overwrite")
-            .option("replaceWhere", " AND ".join(
-                [f"{PARTITION_COLUMN} = '{partition}'", *(f"{k} = '{v}'" for k, v in (where or {}).items())]))
+            .option("replaceWhere", " AND ".join([f"{PARTITION_COLUMN} = '{partition}'", *map(_equals, (where or {}).items())]))
             .option("mergeSchema", "true")
             .partitionBy(PARTITION_COLUMN)
         )
@@ -88,7 +95,8 @@ class Lake:
         except Exception as exc:
             if "DELTA_REPLACE_WHERE_MISMATCH" not in str(exc):
                 raise
-            raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of another partition "
+            outside = f" or outside {where}" if where else ""
+            raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of another partition{outside} "
                              f"(Delta: {str(exc).strip().splitlines()[0]})") from None
         # The commit's own metrics give the row count: no second Spark job over the data.
         version, metrics = self._last_commit(df.sparkSession, path)
