@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
+from lb_pipeline.ingest.bronze import small_files
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs
 
 TOPIC = ("struct<msgRateIn:double, msgRateOut:double, msgThroughputIn:double, msgThroughputOut:double, "
@@ -33,7 +34,13 @@ def _with_snapshot(df):
 
 
 def floor_job(spark, landing: str | Path, day: str, out: str | Path) -> dict[str, int]:
-    """Run the floor for ``day``; returns the rows of its two tables."""
+    """Run the floor for ``day``; returns the rows of its two tables (reading the landing folder with the split
+    planning the pipeline's ingest uses)."""
+    with small_files(spark):
+        return _floor(spark, landing, day, out)
+
+
+def _floor(spark, landing, day, out) -> dict[str, int]:
     dirs = [d for d in iter_snapshot_dirs(landing, day)]
     topics = _with_snapshot(spark.read.text([f"file:{d}/topics" for d in dirs], wholetext=True))
     doc = F.from_json("value", TOPICS_FILE)

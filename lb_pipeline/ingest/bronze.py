@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from lb_pipeline.formats import values as p
-from lb_pipeline.ingest.landing import DayListing, list_day, tables_of
+from lb_pipeline.ingest.landing import DayListing, list_day, read_files, small_files, tables_of
 from lb_pipeline.ingest.tables import COMMON, TABLES, BronzeTable, locate
 
 QUARANTINE_COLUMNS = "_field string, _reason string, _raw string"
@@ -170,23 +170,6 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None):
     return run
 
 
-def read_files(spark, paths: list[str]):
-    """Whole files (``path``, ``content``) of exactly these paths (listed by ``landing.list_day``)."""
-    if not paths:
-        return spark.createDataFrame([], "path string, content binary")
-    if not all(path.startswith("file:") for path in paths):
-        return spark.read.format("binaryFile").load(paths).select("path", "content")
-    # Above 32 paths Spark lists them in a distributed job of one task per path (2,400 tasks for a day of a
-    # 100-broker cluster, about 15 s per table); a local file's status costs microseconds on the driver.
-    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
-    before = spark.conf.get(key)
-    spark.conf.set(key, str(len(paths) + 1))
-    try:
-        return spark.read.format("binaryFile").load(paths).select("path", "content")  # lists now, eagerly
-    finally:
-        spark.conf.set(key, before)
-
-
 def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: dict[str, list[str]] | None = None):
     """All rows (good and quarantined, ``_table`` saying whose) of the bronze tables fed by the same files, for
     one day: each file read and parsed once, in the Python workers."""
@@ -244,6 +227,11 @@ def ingest_day(spark, lake, landing: str, day: str, tables: list[str] | None = N
     (``quality.row_rules``), so one hostile value cannot stop the day. Idempotent: the same files give the same
     partition contents, and a re-run replaces the partition.
     """
+    with small_files(spark):
+        return _ingest(spark, lake, landing, day, tables, log)
+
+
+def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
     from pyspark.sql import functions as F
 
     names = tables or list(TABLES)

@@ -43,9 +43,6 @@ def delta_builder(settings: SparkSettings):
         .config("spark.ui.showConsoleProgress", "false")
         # Delta's own test settings: fewer partitions for the log snapshot of small tables.
         .config("spark.databricks.delta.snapshotPartitions", "2")
-        # A snapshot is ~1,000 files of a few kB: at Spark's default 4 MB "cost" per opened file, a day of a
-        # 100-broker cluster became thousands of one-file tasks (bronze/bundle_data 22 s, 5.6 s at 64 kB).
-        .config("spark.sql.files.openCostInBytes", str(64 * 1024))
     )
     if settings.delta_jars_dir:
         jars = sorted(glob.glob(os.path.join(settings.delta_jars_dir, "*.jar")))
