@@ -116,7 +116,7 @@ def _parsed_schema(tables: list[BronzeTable]) -> str:
     """The mapper's rows: the common columns, every column of the tables (one file family), the quarantine's."""
     columns = {}
     for table in tables:
-        columns.update((_definitions(table.schema)))
+        columns.update(_definitions(table.schema))
     return ", ".join([COMMON, *columns.values(), QUARANTINE_COLUMNS, "_qtable string, _truncated boolean, _table string"])
 
 
@@ -135,6 +135,10 @@ def _definitions(ddl: str) -> dict[str, str]:
 
 def _column_names(ddl: str) -> list[str]:
     return list(_definitions(ddl))
+
+
+def _table_columns(table: BronzeTable) -> list[str]:
+    return _column_names(f"{COMMON}, {table.schema}")
 
 
 def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None):
@@ -192,7 +196,7 @@ def good_rows(marked, table: BronzeTable):
     from pyspark.sql import functions as F
 
     return (marked.where(F.col("_reason").isNull() & F.col("_rule_field").isNull())
-                  .select(*_column_names(f"{COMMON}, {table.schema}")))
+                  .select(*_table_columns(table)))
 
 
 def quarantined_rows(marked, table: BronzeTable):
@@ -207,7 +211,7 @@ def quarantined_rows(marked, table: BronzeTable):
         F.col("_truncated").alias("raw_truncated"),
     )
     ruled = marked.where(F.col("_reason").isNull() & F.col("_rule_field").isNotNull())
-    return parsed.unionByName(row_rules.rejected(ruled, table.name, _column_names(f"{COMMON}, {table.schema}")))
+    return parsed.unionByName(row_rules.rejected(ruled, table.name, _table_columns(table)))
 
 
 @dataclass(frozen=True)

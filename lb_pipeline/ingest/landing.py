@@ -154,18 +154,8 @@ def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing
 
 
 @contextmanager
-def small_files(spark):
-    """Spark plans 64 kB per opened file, and as if for 16 cores, while landing files are read. A snapshot is
-    ~1,000 files of a few kB: at Spark's default 4 MB a day of a 100-broker cluster became thousands of one-file
-    tasks (bronze/bundle_data 22 s, 5.6 s at 64 kB). The core count is fixed so that files pack into the same
-    tasks on a cluster of any size, and the bronze tables come out the same: silver's sums of doubles then add up
-    in the same order (a re-run on a cluster equals a local run bit for bit). The lake's own tables keep Spark's
-    defaults (one file per task)."""
-    settings = {"spark.sql.files.openCostInBytes": str(64 * 1024), "spark.sql.files.minPartitionNum": "16",
-                # ingest caches each table after its row rules' shuffle: let AQE still coalesce the shuffle's output
-                # (left as it is, a day of the demo cluster wrote 8 files per bronze table, a broker's bundles spread
-                # over them, and silver's per-broker sums of doubles then added up in whichever order they arrived)
-                "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
+def spark_conf(spark, settings: dict[str, str]):
+    """Runtime SQL settings for the Spark jobs started inside the block (restored after, unset where they were)."""
     before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
@@ -176,6 +166,21 @@ def small_files(spark):
             spark.conf.unset(key) if value is None else spark.conf.set(key, value)
 
 
+def small_files(spark):
+    """Spark plans 64 kB per opened file, and as if for 16 cores, while landing files are read. A snapshot is
+    ~1,000 files of a few kB: at Spark's default 4 MB a day of a 100-broker cluster became thousands of one-file
+    tasks (bronze/bundle_data 22 s, 5.6 s at 64 kB). The core count is fixed so that files pack into the same
+    tasks on a cluster of any size, and the bronze tables come out the same: silver's sums of doubles then add up
+    in the same order (a re-run on a cluster equals a local run bit for bit). The lake's own tables keep Spark's
+    defaults (one file per task)."""
+    return spark_conf(spark, {
+        "spark.sql.files.openCostInBytes": str(64 * 1024), "spark.sql.files.minPartitionNum": "16",
+        # ingest caches each table after its row rules' shuffle: let AQE still coalesce the shuffle's output (left
+        # as it is, a day of the demo cluster wrote 8 files per bronze table, a broker's bundles spread over them,
+        # and silver's per-broker sums of doubles then added up in whichever order they arrived)
+        "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"})
+
+
 def read_files(spark, paths: list[str]):
     """Whole files (``path``, ``content``) of exactly these paths (listed by ``landing.list_day``)."""
     if not paths:
@@ -184,10 +189,5 @@ def read_files(spark, paths: list[str]):
         return spark.read.format("binaryFile").load(paths).select("path", "content")
     # Above 32 paths Spark lists them in a distributed job of one task per path (2,400 tasks for a day of a
     # 100-broker cluster, about 15 s per table); a local file's status costs microseconds on the driver.
-    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
-    before = spark.conf.get(key)
-    spark.conf.set(key, str(len(paths) + 1))
-    try:
+    with spark_conf(spark, {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(len(paths) + 1)}):
         return spark.read.format("binaryFile").load(paths).select("path", "content")  # lists now, eagerly
-    finally:
-        spark.conf.set(key, before)
