@@ -11,7 +11,8 @@ from lb_pipeline.algorithms import time_average as ta
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.frame import build_frame
 from lb_pipeline.algorithms.shedding.placement import long_term_rate
-from lb_pipeline.algorithms.shedding.transfer_inputs import top_k_bundles
+from lb_pipeline.algorithms.shedding import transfer_inputs
+from lb_pipeline.algorithms.shedding.transfer_inputs import derive_from_modular, top_k_bundles
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation.leader_view import BundleOrders, leader_load
 
@@ -65,6 +66,21 @@ def test_top_k_bundles_from_arrays_equal_those_from_json(view):
         fast = top_k_bundles(load.brokers[b]["lastStats"], 4, {"t/b"}, config)
         assert fast == top_k_bundles(plain.brokers[b]["lastStats"], 4, {"t/b"}, config)
         assert all(not t["bundleName"].startswith(("t/b", "pulsar/")) for t in fast)
+
+
+def test_derived_top_bundles_are_selected_only_for_the_brokers_read(view, monkeypatch):
+    load, plain = view
+    config = PulsarConfig().overridden(loadBalancerMaxNumberOfBundlesInBundleLoadReport="4")
+    selected = []
+    real = transfer_inputs.top_k_bundles
+    monkeypatch.setattr(transfer_inputs, "top_k_bundles", lambda stats, *a: selected.append(stats) or real(stats, *a))
+    fast = derive_from_modular(load.brokers, config, 1_000, groups={"t/b": "g"})
+    eager = derive_from_modular(plain.brokers, config, 1_000, groups={"t/b": "g"})
+    first = next(iter(load.brokers))
+    assert fast.brokers == eager.brokers and not selected  # BrokerLoadData (numTopics included) from the views alike
+    assert fast.top_bundles.get(first) == real(plain.brokers[first]["lastStats"], 4, {"t/b"}, config)
+    assert len(selected) == 1 and fast.top_bundles.get(first) is fast.top_bundles[first] and len(selected) == 1
+    assert dict(fast.top_bundles) == dict(eager.top_bundles) and fast.top_bundles.get("nobody") is None
 
 
 def test_the_leaders_broker_averages_equal_the_walk_over_its_bundles(view):

@@ -80,6 +80,9 @@ class StatsView(Mapping):
                 "connections": topics.astype(np.int64) + c[:, 1].astype(np.int64) + c[:, 0].astype(np.int64),
                 "cacheSize": np.zeros(len(n), np.int64)}
 
+    def topic_count(self) -> int:
+        return int(self._topics[self._at].sum())
+
     def __getitem__(self, bundle: str) -> dict:
         n = self._index.get(bundle)
         if not self._owns(n):

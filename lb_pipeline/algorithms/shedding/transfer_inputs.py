@@ -23,7 +23,7 @@ from lb_pipeline.model.usage import RESOURCES
 @dataclass
 class ExtensibleLoad:
     brokers: dict[str, dict]  # broker → BrokerLoadData JSON (the load data store, in its iteration order)
-    top_bundles: dict[str, list[dict]]  # broker → [{"bundleName": …, "stats": NamespaceBundleStats}] ascending
+    top_bundles: Mapping[str, list[dict]]  # broker → [{"bundleName": …, "stats": NamespaceBundleStats}] ascending
     available: list[str]
     owners: dict[str, str] = field(default_factory=dict)  # bundle → owner (for the owner check), optional
     namespaces_with_policies: set[str] = field(default_factory=set)
@@ -144,17 +144,41 @@ def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_m
     state = state or DerivedLoadState()
     k = config.get_int("loadBalancerMaxNumberOfBundlesInBundleLoadReport")
     with_policies = {ns for ns, g in (groups or {}).items() if g}
-    brokers, tops = {}, {}
+    brokers, last_stats = {}, {}
     for b, r in reports.items():
-        stats = r.get("lastStats") or {}
-        columns = stats_columns(stats)
+        stats = last_stats[b] = r.get("lastStats") or {}
         usage = {res: (float((r.get(res) or {}).get("usage", 0.0)), float((r.get(res) or {}).get("limit", 0.0)))
                  for res in RESOURCES}
         data = state.brokers.setdefault(b, BrokerLoadData())
         data.update(usage, r.get("msgThroughputIn", 0.0), r.get("msgThroughputOut", 0.0), r.get("msgRateIn", 0.0),
-                    r.get("msgRateOut", 0.0), len(stats), int(columns["topics"].sum()),
-                    config, now_ms)
+                    r.get("msgRateOut", 0.0), len(stats), _topic_count(stats), config, now_ms)
         brokers[b] = data.to_json()
-        tops[b] = top_k_bundles(stats, k, with_policies, config, columns)
-    return ExtensibleLoad(brokers, tops, list(reports), owners if owners is not None else {}, with_policies,
+    return ExtensibleLoad(brokers, TopBundles(last_stats, k, with_policies, config), list(reports),
+                          owners if owners is not None else {}, with_policies,
                           source="derived from the modular LocalBrokerData")
+
+
+def _topic_count(stats: Mapping[str, Mapping]) -> int:
+    if hasattr(stats, "topic_count"):
+        return stats.topic_count()
+    return int(stats_columns(stats)["topics"].sum())
+
+
+class TopBundles(Mapping):
+    """broker → its ``TopKBundles`` list, selected when first read. TransferShedder reads only the brokers it pairs
+    (``top_bundles.get(max)``, ``.get(min)``); selecting for every broker of every cycle was half of a simulated
+    TransferShedder run. The brokers' ``lastStats`` are read at lookup, within the cycle that built them."""
+
+    def __init__(self, last_stats: dict[str, Mapping], k: int, with_policies: set[str], config: PulsarConfig):
+        self._stats, self._args, self._tops = last_stats, (k, with_policies, config), {}
+
+    def __getitem__(self, broker: str) -> list[dict]:
+        if broker not in self._tops:
+            self._tops[broker] = top_k_bundles(self._stats[broker], *self._args)
+        return self._tops[broker]
+
+    def __iter__(self):
+        return iter(self._stats)
+
+    def __len__(self) -> int:
+        return len(self._stats)
