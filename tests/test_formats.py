@@ -41,6 +41,7 @@ def test_the_depth_limit_follows_the_environment_and_ignores_brackets_in_strings
 
 @pytest.mark.parametrize("value, why", [
     ("fast", "a string"), (True, "a boolean"), ({"x": 1}, "an object"), (float("inf"), "finite"), (-1.0, ">= 0"),
+    (10**400, "401 digits"),  # no float holds it
 ])
 def test_a_bad_number_names_its_field(value, why):
     with pytest.raises(RowProblem) as caught:
@@ -53,6 +54,18 @@ def test_integers_must_fit_a_java_long(value):
     with pytest.raises(RowProblem, match="within 64 bits"):
         integer({"n": value}, "n", "n")
     assert integer({"n": 2**63 - 1}, "n", "n") == 2**63 - 1 and integer({"n": 1.0e7}, "n", "n") == 10**7
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"primary": ["a{99999999999}"]}, "bad.primary"),  # OverflowError from re.compile
+    ({"primary": ["(" * 5000 + ")" * 5000]}, "bad.primary"),  # RecursionError from re.compile
+    ({"primary": ["b"], "auto_failover_policy": {"parameters": {"min_limit": float("inf")}}},  # 1e999 in the JSON
+     "bad.auto_failover_policy.parameters.min_limit"),
+])
+def test_an_isolation_policy_python_cannot_compile_is_a_row_problem(bad, field):
+    rows, problems = cluster.parse_isolation_policies({"good": {"namespaces": ["a/b"], "primary": ["b.*"]},
+                                                       "bad": {"namespaces": ["x/y"], **bad}})
+    assert [r["key"] for r in rows] == ["good"] and [p.field for p in problems] == [field]
 
 
 def test_booleans_read_as_jackson_coerces_them():
@@ -108,7 +121,7 @@ def test_every_parser_turns_random_junk_into_problems_only():
     import random
 
     rng = random.Random(7)
-    junk = [None, True, 0, -1, 1e308, "x", "", [], [1, "a"], {}, {"a": {"b": []}}, 2**70]
+    junk = [None, True, 0, -1, 1e308, float("inf"), "x", "", [], [1, "a"], {}, {"a": {"b": []}}, 2**70, 10**400]
     parsers = [lambda d: brokers.parse_local_broker_data(d, "b:1"), lambda d: brokers.parse_bundle_data(d, "a/b/0x00000000_0xffffffff"),
                lambda d: topics.parse_topic_stats(d, "b:1"), lambda d: topics.parse_ownership(d, "b:1"),
                lambda d: cluster.parse_manifest(d), lambda d: cluster.parse_namespace(d, "a/b"),
@@ -133,3 +146,16 @@ def test_every_parser_turns_random_junk_into_problems_only():
             assert all(isinstance(p.reason, str) and p.reason for p in problems)
             json.dumps(rows, default=str)
 
+
+
+def test_a_parser_failing_on_a_file_quarantines_the_file_and_names_the_error():
+    """A parser bug that hostile input finds must not stop the night: the file is quarantined with the error."""
+    from dataclasses import replace
+
+    from lb_pipeline.ingest.bronze import parse_file
+    from lb_pipeline.ingest.tables import TABLES
+
+    broken = replace(TABLES["ownership"], parse=lambda doc, rel: 1 / 0)
+    good, bad = parse_file(broken, "file:/l/c/2026-01-15T00-00-00Z/ownership/b_8080.json", b"{}")
+    assert good == [] and [(q["field"], q["bronze_table"]) for q in bad] == [("(file)", "ownership")]
+    assert "ZeroDivisionError" in bad[0]["reason"] and bad[0]["raw"] == "{}"

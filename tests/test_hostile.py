@@ -1,4 +1,4 @@
-"""Hostile input never stops the night: a demo day broken in 50 ways (files, rows, names, paths, links, devices,
+"""Hostile input never stops the night: a demo day broken in 55 ways (files, rows, names, paths, links, devices,
 directories) still runs end to end with the main command; each bad file or row is in ``bronze/quarantine`` with
 file, field and reason; every good row of the same snapshot lands (counted against a clean ingest of the same
 files); nothing outside the landing folder is read; ``validate-snapshot`` flags every file ingest quarantines."""
@@ -72,6 +72,7 @@ def build(landing: Path, outside: Path) -> Corpus:
     s = list(layout.iter_snapshot_dirs(landing, DEMO_DAY))
     clean = _copy_snapshot(c, s[1], 18)  # an untouched snapshot: nothing quarantined, validate-snapshot says OK
     dead = [_copy_snapshot(c, s[1], h) for h in range(12, 18)]  # one per way to spoil a manifest
+    huge = [_copy_snapshot(c, s[1], h) for h in range(19, 22)]  # for values Python cannot hold
 
     # whole files that cannot be read as JSON
     b0, t0, o1, bd0 = _files(s[0], "lb/brokers/*"), _files(s[0], "topics/*"), _files(s[1], "ownership/*"), _files(s[0], "lb/bundle-data/*/*/*")
@@ -157,6 +158,21 @@ def build(landing: Path, outside: Path) -> Corpus:
                                     "broken": {"namespaces": ["x/y"], "primary": ["(unclosed"]}}))
     c.kind("broken regex", policies, "broken.primary", {})
     c.delta[("config", str(policies.relative_to(landing)))] = 1  # the good policy lands
+    # values Python cannot hold: an integer literal too large for a float, regexes too large or deep to compile,
+    # 1e999 (infinity) for an integer; the row or policy is quarantined and the rest of the file lands
+    th = _files(huge[0], "topics/*")[0]
+    th.write_text(th.read_text().replace('"msgRateIn":', '"msgRateIn":1' + "0" * 400 + ',"x":', 1))
+    c.kind("rate of 401 digits", th, ".msgRateIn", {"topic_stats": 1})
+    pinned = '"pinned": {"namespaces": ["acme/.*"], "primary": ["broker-0\\\\..*"]}'
+    for copy, (name, bad) in zip(huge, {
+            "regex repetition too large": '"huge": {"namespaces": ["x/y"], "primary": ["a{99999999999}"]}',
+            "5,000 nested regex groups": '"deep": {"namespaces": ["x/y"], "primary": ["' + "(" * 5000 + ")" * 5000 + '"]}',
+            "1e999 for min_limit": '"inf": {"namespaces": ["x/y"], "primary": ["b"], "auto_failover_policy": '
+                                   '{"policy_type": "min_available", "parameters": {"min_limit": 1e999}}}'}.items()):
+        policies = copy / layout.ISOLATION_POLICIES
+        policies.write_text("{" + pinned + ", " + bad + "}")
+        c.kind(name, policies, bad.split('"')[1] + (".auto_failover_policy" if "1e999" in bad else ".primary"), {})
+        c.delta[("config", str(policies.relative_to(landing)))] = 1
     bd3 = _files(s3, "lb/bundle-data/*/*/*")
     _edit(bd3[0], lambda d: d.update(longTermData=None)); c.kind("null for an object", bd3[0], "longTermData", {"bundle_data": 1})
     shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")

@@ -108,14 +108,14 @@ def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
             for x in value:
                 try:
                     re.compile(x)
-                except re.error as exc:
-                    raise RowProblem(f"{name}.{key}", f"expected a valid regex, got {x!r} ({exc})") from None
+                except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}, 5,000 nested groups
+                    raise RowProblem(f"{name}.{key}", f"expected a valid regex, got {x[:80]!r} ({exc})") from None
         failover = policy.get("auto_failover_policy") or {}
         if not isinstance(failover, dict) or failover.get("policy_type", "min_available") != "min_available":
             raise RowProblem(f"{name}.auto_failover_policy", "expected policy_type min_available")
         try:
             int((failover.get("parameters") or {}).get("min_limit", 1))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999 reads as infinity
             raise RowProblem(f"{name}.auto_failover_policy.parameters.min_limit", "expected an integer") from None
         return {"source": ISOLATION_SOURCE, "key": name, "value": json.dumps(policy, sort_keys=True)}
 

@@ -136,7 +136,10 @@ def num(obj: dict, key: str, field: str, *, required: bool = True, nonneg: bool 
     v = obj[key]
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise RowProblem(field, f"expected a number, got {_kind(v)} {str(v)[:40]!r}")
-    v = float(v)
+    try:
+        v = float(v)
+    except OverflowError:  # an integer literal of hundreds of digits
+        raise RowProblem(field, f"expected a finite number, got an integer of {len(str(abs(v)))} digits") from None
     if not math.isfinite(v):
         raise RowProblem(field, f"expected a finite number, got {v}")
     if nonneg and v < 0:

@@ -60,6 +60,9 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
         rows, problems = [], [exc.problem]
     except p.RowProblem as exc:  # a structural problem at the top of the file
         rows, problems = [], [p.Problem(exc.problem.field, exc.problem.reason, whole_file=True)]
+    except Exception as exc:  # noqa: BLE001 (a parser bug hostile input found: the file waits, the night goes on)
+        rows, problems = [], [p.Problem("(file)", f"expected a file the parser can read, but it failed with "
+                                        f"{type(exc).__name__}: {str(exc)[:200]} (please report)", whole_file=True)]
     if manifests is not None and table.name != "snapshots" and rows and "broker" in rows[0]:
         listed = set(manifests[snapshot_dir])
         unknown = [r for r in rows if r["broker"] not in listed]
