@@ -62,3 +62,13 @@ def test_simulate_from_the_lake_runs_what_the_landing_folder_runs(lake, demo_lan
     figures = lambda r: (r["strategy"], r["unloads"], r["splits"], r["reconnections"])  # noqa: E731
     assert sorted(map(figures, from_lake["runs"])) == sorted(map(figures, from_landing["runs"]))
     assert sum(r["splits"] for r in from_lake["runs"]) > 0  # the demo's hot bundles are split from the lake's topics too
+
+
+@pytest.mark.parametrize("n", [1, 7, 62])
+def test_each_run_gets_its_own_task_in_run_order(spark, n):
+    from lb_pipeline.transforms.simulation import spread_keys
+
+    keys = spread_keys(spark, n)
+    placed = (spark.createDataFrame([(k, i) for i, k in enumerate(keys)], "k int, run int").repartition(n, "k")
+              .select("run", F.spark_partition_id().alias("task")).collect())
+    assert sorted((r["run"], r["task"]) for r in placed) == [(i, i) for i in range(n)]

@@ -118,8 +118,10 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
                   config: PulsarConfig, runs: list[dict], topic_stats: DataFrame | None = None) -> DataFrame:
     """Every run of ``runs`` on every cluster's history: cycle rows (``kind = 'cycle'``) and one summary row each.
     ``topic_stats``: bronze topic rows, for the simulated splits (``split_topic_rows``)."""
-    run_df = spark.createDataFrame([(r["run_id"], r["strategy"], json.dumps(r["params"], sort_keys=True), r["seed"])
-                                    for r in runs], "run_id string, strategy string, params string, seed int")
+    slots = spread_keys(spark, max(1, len(runs)))
+    run_df = spark.createDataFrame([(r["run_id"], r["strategy"], json.dumps(r["params"], sort_keys=True), r["seed"], k)
+                                    for r, k in zip(runs, slots)],
+                                   "run_id string, strategy string, params string, seed int, _slot int")
     rows = (broker_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BROKER_COLS)
             .withColumn("kind", F.lit("broker"))
             .unionByName(bundle_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BUNDLE_COLS)
@@ -129,8 +131,21 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     if topic_stats is not None:
         rows = rows.unionByName(split_topic_rows(bundle_reports, topic_stats, config, runs)
                                 .withColumn("kind", F.lit("topic")), allowMissingColumns=True)
-    groups = rows.crossJoin(F.broadcast(run_df)).repartition(max(1, len(runs)), "cluster", "run_id")
-    return groups.groupBy("cluster", "run_id").applyInPandas(lambda pdf: _simulate_group(pdf, config), OUTPUT_SCHEMA)
+    # one task per run, in run order (a hash of (cluster, run_id) had put two runs in one task, leaving another
+    # empty: on L one core idled while the other ran both); grouping by the slot too keeps it the only shuffle
+    groups = rows.crossJoin(F.broadcast(run_df)).repartition(len(slots), "_slot")
+    return groups.groupBy("_slot", "cluster", "run_id").applyInPandas(lambda pdf: _simulate_group(pdf, config),
+                                                                      OUTPUT_SCHEMA)
+
+
+def spread_keys(spark, n: int) -> list[int]:
+    """``n`` integers that Spark's hash partitioning into ``n`` partitions sends to partitions 0, 1, …, n - 1 (its
+    partition id is ``pmod(hash(key), n)``; one tiny job asks Spark's own hash)."""
+    found: dict[int, int] = {}
+    for r in spark.range(64 * n).select(F.col("id").cast("int").alias("k"),
+                                        F.pmod(F.hash(F.col("id").cast("int")), F.lit(n)).alias("p")).collect():
+        found.setdefault(r["p"], r["k"])
+    return [found.get(p, p) for p in range(n)]
 
 
 def timeseries_table(result: DataFrame) -> DataFrame:
