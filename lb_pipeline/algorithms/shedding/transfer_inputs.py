@@ -83,13 +83,12 @@ def _long_div_array(a: np.ndarray, b: int) -> list[int]:
     return np.where(a >= 0, q, -q).tolist()
 
 
-def top_k_bundles(stats: Mapping[str, Mapping], k: int, with_policies: set[str], config: PulsarConfig,
-                  columns: dict | None = None) -> list[dict]:
+def top_k_bundles(stats: Mapping[str, Mapping], k: int, with_policies: set[str], config: PulsarConfig) -> list[dict]:
     """``TopKBundles.update``: bundles with traffic, outside system namespaces (and, unless
     ``loadBalancerSheddingBundlesWithPoliciesEnabled``, outside namespaces with policies); the ``k`` largest by
     ``NamespaceBundleStats.compareTo``, partition-sorted as Pulsar does, listed in ascending order."""
     allow = config.get_bool("loadBalancerSheddingBundlesWithPoliciesEnabled")
-    c = columns if columns is not None else stats_columns(stats)
+    c = stats_columns(stats)
     keep = (c["msgThroughputIn"] + c["msgThroughputOut"] != 0) & ~c["system"]
     if not allow and with_policies:
         keep &= np.array([ns not in with_policies for ns in c["namespaces"]], dtype=bool)
