@@ -1,0 +1,196 @@
+"""The hostile corpus: a demo day's snapshots broken in 61 ways (files, rows, names, paths, links, devices,
+directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from lb_pipeline.snapshots import layout
+from tests.conftest import DEMO_DAY
+
+MAX_BYTES = 3 * 1024 * 1024  # LB_MAX_FILE_BYTES for the run; the demo's largest file is well under it
+
+@dataclass
+class Corpus:
+    landing: Path
+    kinds: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (path from landing, field in quarantine)
+    delta: dict[tuple[str, str], int] = field(default_factory=dict)  # (table, file) → rows it must lose (<0) or gain
+    dead: set[str] = field(default_factory=set)  # files or snapshot dirs of which nothing may land
+    copies: dict[str, str] = field(default_factory=dict)  # snapshot copied under a new time → the one it copies
+
+    def kind(self, name: str, path: Path, where: str, lost: dict[str, int] | None = None):
+        rel = str(path.relative_to(self.landing))
+        assert name not in self.kinds and rel not in {k[0] for k in self.kinds.values()}, name
+        self.kinds[name] = (rel, where)
+        if lost is None:
+            self.dead.add(rel)
+        for table, n in (lost or {}).items():
+            self.delta[(table, rel)] = self.delta.get((table, rel), 0) - n
+
+
+def _edit(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def _first(path: Path) -> str:
+    return next(iter(json.loads(path.read_text())))
+
+
+def _files(snapshot: Path, pattern: str) -> list[Path]:
+    return sorted(snapshot.glob(pattern))
+
+
+def _copy_snapshot(c: Corpus, source: Path, hour: int) -> Path:
+    name = f"{DEMO_DAY}T{hour:02d}-00-00Z"
+    target = source.parent / name
+    shutil.copytree(source, target)
+    ms = int(datetime.strptime(name, layout.TS_FORMAT).replace(tzinfo=timezone.utc).timestamp() * 1000)
+    _edit(target / layout.MANIFEST, lambda d: d.update(snapshotTimestampMs=ms, snapshotTime=name))
+    c.copies[str(target.relative_to(c.landing))] = str(source.relative_to(c.landing))
+    return target
+
+
+def build(landing: Path, outside: Path) -> Corpus:
+    c = Corpus(landing)
+    s = list(layout.iter_snapshot_dirs(landing, DEMO_DAY))
+    clean = _copy_snapshot(c, s[1], 18)  # an untouched snapshot: nothing quarantined, validate-snapshot says OK
+    dead = [_copy_snapshot(c, s[1], h) for h in range(12, 18)]  # one per way to spoil a manifest
+    huge = [_copy_snapshot(c, s[1], h) for h in range(19, 22)]  # for values Python cannot hold
+
+    # whole files that cannot be read as JSON
+    b0, t0, o1, bd0 = _files(s[0], "lb/brokers/*"), _files(s[0], "topics/*"), _files(s[1], "ownership/*"), _files(s[0], "lb/bundle-data/*/*/*")
+    b0[0].write_text(b0[0].read_text()[:150]); c.kind("truncated", b0[0], "(file)")
+    t0[0].write_text(t0[0].read_text().replace('"msgRateIn":', '"msgRateIn":NaN,"x":', 1)); c.kind("NaN", t0[0], "(file)")
+    t0[1].write_text(t0[1].read_text().replace('"msgRateIn":', '"msgRateIn":-Infinity,"x":', 1)); c.kind("Infinity", t0[1], "(file)")
+    bd0[0].write_text("[" * 100_000 + "]" * 100_000); c.kind("100,000 nested arrays", bd0[0], "(file)")
+    bd0[1].write_text('{"shortTermData":' + '{"a":' * 5_000 + "1" + "}" * 5_000 + "}"); c.kind("5,000 nested objects", bd0[1], "(file)")
+    o1[0].write_text(o1[0].read_text()[:-1] + f',"{_first(o1[0])}":{{}}}}'); c.kind("duplicate JSON key", o1[0], _first(o1[0]))
+    ns1 = s[1] / "namespaces"
+    (ns1 / "acme/orders.json").write_bytes(b"\xff\xfe" + (ns1 / "acme/orders.json").read_bytes()); c.kind("invalid UTF-8", ns1 / "acme/orders.json", "(file)")
+    (s[1] / "config/dynamic.json").write_text(""); c.kind("empty file", s[1] / "config/dynamic.json", "(file)")
+    (s[1] / "cluster/failure-domains.json").write_text("[]"); c.kind("array at the root", s[1] / "cluster/failure-domains.json", "(root)")
+    o1[1].write_text(json.dumps(list(json.loads(o1[1].read_text()).items()))); c.kind("ownership as a list", o1[1], "(root)")
+    t0[2].write_text(t0[2].read_text() + " " * (MAX_BYTES + 1)); c.kind("over LB_MAX_FILE_BYTES", t0[2], "(file)")
+
+    # values: one row lost, the file's other rows land
+    b1 = _files(s[1], "lb/brokers/*")
+    _edit(b0[1], lambda d: d.update(numTopics=2**70)); c.kind("integer over 64 bits", b0[1], "numTopics", {"broker_reports": 1})
+    _edit(b0[2], lambda d: d.update(numBundles=1e30)); c.kind("1e30 as an integer", b0[2], "numBundles", {"broker_reports": 1})
+    _edit(b0[3], lambda d: d.update(brokerVersionString={"v": 1})); c.kind("object for a string", b0[3], "brokerVersionString", {"broker_reports": 1})
+    name5 = sorted(json.loads(b0[5].read_text())["lastStats"])[0]
+    _edit(b0[5], lambda d: d["lastStats"][name5].update(msgRateIn=-5.0)); c.kind("negative bundle rate", b0[5], f"lastStats[{name5}].msgRateIn", {"bundle_reports": 1})
+    _edit(b1[5], lambda d: d.update(msgRateOut=12345.678))
+    b1[5].write_text(b1[5].read_text().replace("12345.678", "1e400")); c.kind("1e400", b1[5], "msgRateOut", {"broker_reports": 1})
+    _edit(b1[0], lambda d: d["cpu"].update(usage=-500.0)); c.kind("cpu.usage -500", b1[0], "cpu_usage", {"broker_reports": 1})
+    _edit(b1[1], lambda d: d.update(msgRateIn=1.0e308)); c.kind("rate 1.0E308", b1[1], "msg_rate_in", {"broker_reports": 1})
+    _edit(b1[2], lambda d: d["cpu"].update(limit=150.0)); c.kind("CPU limit not 100 per core", b1[2], "cpu_limit_mod_100", {"broker_reports": 1})
+    _edit(b1[3], lambda d: d["lastStats"].update({"acme/orders/0xZZ_0x10": {}})); c.kind("non-hex bundle range", b1[3], "lastStats[acme/orders/0xZZ_0x10]", {})
+    _edit(b1[4], lambda d: d.update(msgRateIn="fast")); c.kind("string for a number", b1[4], "msgRateIn", {"broker_reports": 1})
+    _edit(o1[2], lambda d: d.update({"acme/orders/0x00000000_0x1ffffffff": d[_first(o1[2])]}))
+    c.kind("range outside the hash space", o1[2], "acme/orders/0x00000000_0x1ffffffff", {})
+    _edit(o1[3], lambda d: d[_first(o1[3])].update(is_active="maybe")); c.kind("boolean 'maybe'", o1[3], "is_active", {"ownership": 1})
+    stolen = _first(o1[5])  # a bundle two brokers claim: neither claim lands
+    _edit(o1[4], lambda d: d.update({stolen: {"broker_assignment": "shared", "is_controlled": False, "is_active": True}}))
+    c.kind("bundle owned twice", o1[4], "bundle", {})
+    c.delta[("ownership", str(o1[5].relative_to(landing)))] = -1
+    (s[1] / "ownership/ghost.pulsar.svc_8080.json").write_text(o1[5].read_text())
+    c.kind("broker not in the manifest", s[1] / "ownership/ghost.pulsar.svc_8080.json", "broker")
+
+    t2 = _files(s[2], "topics/*")
+
+    def topic_edit(path, change):
+        def go(doc):
+            ns = next(iter(doc)); rng = next(iter(doc[ns])); topics = doc[ns][rng]["persistent"]
+            change(topics, next(iter(topics)))
+        _edit(path, go)
+    topic_edit(t2[0], lambda ts, t: ts.update({"persistent://other-tenant/x/moved": ts[t]}))
+    c.kind("topic of another namespace", t2[0], "persistent://other-tenant/x/moved", {})
+    topic_edit(t2[1], lambda ts, t: ts[t]["subscriptions"].update({"s": {"consumers": "many"}}))
+    c.kind("string for an array", t2[1], ".consumers", {"topic_stats": 1})
+    topic_edit(t2[2], lambda ts, t: ts[t].update(producerCount=True)); c.kind("boolean for a number", t2[2], ".producerCount", {"topic_stats": 1})
+    topic_edit(t2[3], lambda ts, t: ts.update({"persistent://acme": ts[t]})); c.kind("topic without a local name", t2[3], "persistent://acme]", {})
+    src = json.loads(t2[5].read_text())
+    ns = next(iter(src)); rng = next(iter(src[ns])); topic = next(iter(src[ns][rng]["persistent"]))
+    _edit(t2[4], lambda d: d.setdefault(ns, {}).setdefault(rng, {}).setdefault("persistent", {}).update(
+        {topic: src[ns][rng]["persistent"][topic]}))
+    c.kind("topic reported by two brokers", t2[4], "topic", {})  # neither report of it lands
+    c.delta[("topic_stats", str(t2[5].relative_to(landing)))] = -1
+
+    # namespaces and cluster files
+    ns2 = s[2] / "namespaces"
+    _edit(ns1 / "globex/billing.json", lambda d: d["bundles"].update(boundaries=["0x00000000", "0x80000000", "0x40000000", "0xffffffff"]))
+    c.kind("boundaries out of order", ns1 / "globex/billing.json", "bundles.boundaries", {"namespaces": 1})
+    _edit(ns1 / "hooli/telemetry.json", lambda d: d["bundles"].update(boundaries=["0x00000010", "0xffffffff"]))
+    c.kind("boundaries not covering the ring", ns1 / "hooli/telemetry.json", "bundles.boundaries", {"namespaces": 1})
+    _edit(ns1 / "initech/payments.json", lambda d: d.update(antiAffinityGroup=7)); c.kind("number for a group", ns1 / "initech/payments.json", "antiAffinityGroup", {"namespaces": 1})
+    (ns2 / "acme/bad name;rm -rf ~.json").write_text((ns2 / "acme/orders.json").read_text())
+    c.kind("shell metacharacters in a file name", ns2 / "acme/bad name;rm -rf ~.json", "(path)")
+    _edit(ns2 / "stark/audit.json", lambda d: d.update(namespace="stark/au dit")); c.kind("namespace name Pulsar forbids", ns2 / "stark/audit.json", "namespace", {"namespaces": 1})
+    _edit(ns2 / "umbrella/clicks.json", lambda d: d.update(namespace="globex/billing"))
+    c.kind("namespace twice", ns2 / "umbrella/clicks.json", "namespace", {"namespaces": 1})
+    c.delta[("namespaces", str((ns2 / "globex/billing.json").relative_to(landing)))] = -1
+    s3 = s[3]
+    rt = _files(s3, "config/runtime/*")
+    key = _first(rt[0])
+    _edit(rt[0], lambda d: d.update({key: {"x": 1}})); c.kind("object for a config value", rt[0], key, {"config": 1})
+    zone_a = len(json.loads((s3 / "cluster/failure-domains.json").read_text())["zone-a"]["brokers"])
+    _edit(s3 / "cluster/failure-domains.json", lambda d: d["zone-a"].update(brokers="broker-0"))
+    c.kind("string for a broker list", s3 / "cluster/failure-domains.json", "zone-a.brokers", {"failure_domains": zone_a})
+    policies = s3 / layout.ISOLATION_POLICIES
+    policies.write_text(json.dumps({"pinned": {"namespaces": ["acme/.*"], "primary": ["broker-0\\..*"]},
+                                    "broken": {"namespaces": ["x/y"], "primary": ["(unclosed"]}}))
+    c.kind("broken regex", policies, "broken.primary", {})
+    c.delta[("config", str(policies.relative_to(landing)))] = 1  # the good policy lands
+    # values Python cannot hold: an integer literal too large for a float, regexes too large or deep to compile,
+    # 1e999 (infinity) for an integer; the row or policy is quarantined and the rest of the file lands
+    th = _files(huge[0], "topics/*")[0]
+    th.write_text(th.read_text().replace('"msgRateIn":', '"msgRateIn":1' + "0" * 400 + ',"x":', 1))
+    c.kind("rate of 401 digits", th, ".msgRateIn", {"topic_stats": 1})
+    pinned = '"pinned": {"namespaces": ["acme/.*"], "primary": ["broker-0\\\\..*"]}'
+    for copy, (name, bad) in zip(huge, {
+            "regex repetition too large": '"huge": {"namespaces": ["x/y"], "primary": ["a{99999999999}"]}',
+            "5,000 nested regex groups": '"deep": {"namespaces": ["x/y"], "primary": ["' + "(" * 5000 + ")" * 5000 + '"]}',
+            "1e999 for min_limit": '"inf": {"namespaces": ["x/y"], "primary": ["b"], "auto_failover_policy": '
+                                   '{"policy_type": "min_available", "parameters": {"min_limit": 1e999}}}'}.items()):
+        policies = copy / layout.ISOLATION_POLICIES
+        policies.write_text("{" + pinned + ", " + bad + "}")
+        c.kind(name, policies, bad.split('"')[1] + (".auto_failover_policy" if "1e999" in bad else ".primary"), {})
+        c.delta[("config", str(policies.relative_to(landing)))] = 1
+    bd3 = _files(s3, "lb/bundle-data/*/*/*")
+    _edit(bd3[0], lambda d: d.update(longTermData=None)); c.kind("null for an object", bd3[0], "longTermData", {"bundle_data": 1})
+    shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")
+
+    # paths: never read, quarantined by name
+    (s3 / "lb/brokers/broker-9.pulsar.svc:8080.json").write_text(b0[4].read_text())
+    c.kind("':' in a file name", s3 / "lb/brokers/broker-9.pulsar.svc:8080.json", "(path)")
+    (s3 / "notes.txt").write_text("hello"); c.kind("a file the format does not know", s3 / "notes.txt", "(path)")
+    os.symlink(outside, s3 / "lb/brokers/evil.json"); c.kind("link to a file outside", s3 / "lb/brokers/evil.json", "(path)")
+    os.symlink(s3 / "missing.json", s3 / "topics/dangling.json"); c.kind("dangling link", s3 / "topics/dangling.json", "(path)")
+    os.symlink(outside.parent, s3 / "namespaces/linked"); c.kind("link to a directory outside", s3 / "namespaces/linked", "(path)")
+    os.mkfifo(s3 / "config/runtime/fifo.json"); c.kind("FIFO", s3 / "config/runtime/fifo.json", "(path)")
+    cluster = s[0].parent
+    (cluster / f"{DEMO_DAY}T09-30-00Z").mkdir(); c.kind("empty snapshot directory", cluster / f"{DEMO_DAY}T09-30-00Z", "(directory)")
+    half = cluster / f"{DEMO_DAY}T09-45-00Z"
+    (half / "lb/brokers").mkdir(parents=True); shutil.copy(b0[4], half / "lb/brokers" / b0[4].name)
+    c.kind("snapshot without manifest", half / "lb/brokers" / b0[4].name, "manifest.json")
+    shutil.copytree(s[1] / "cluster", cluster / f"{DEMO_DAY}T25-61-00Z/cluster")
+    c.kind("no such time", cluster / f"{DEMO_DAY}T25-61-00Z", "(directory)")
+    shutil.copytree(s[1] / "cluster", cluster / f"{s[3].name}-copy/cluster")
+    c.kind("duplicated snapshot directory", cluster / f"{s[3].name}-copy", "(directory)")
+    (cluster / "yesterday").mkdir(); (cluster / "2099-01-01T00-00-00Z").mkdir()  # other days: the run skips them
+
+    # manifests: nothing of the snapshot lands
+    m = [d / layout.MANIFEST for d in dead]
+    _edit(m[0], lambda d: d.update(snapshotTimestampMs=d["snapshotTimestampMs"] + 1000)); c.kind("manifest of another second", m[0], "snapshotTimestampMs")
+    _edit(m[1], lambda d: d.update(cluster="other-cluster")); c.kind("manifest of another cluster", m[1], "cluster")
+    _edit(m[2], lambda d: d.update(formatVersion=99)); c.kind("format version 99", m[2], "format_version")
+    _edit(m[3], lambda d: d.update(brokers=["../../etc"])); c.kind("broker id with a path", m[3], "brokers")
+    _edit(m[4], lambda d: d.update(complete="maybe")); c.kind("'maybe' for complete", m[4], "complete")
+    m[5].write_text(m[5].read_text()[:-20]); c.kind("truncated manifest", m[5], "(file)")
+    c.dead.update(str(d.relative_to(landing)) for d in dead)
+    return c
