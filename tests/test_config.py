@@ -59,3 +59,16 @@ def test_runtime_config_values_printed_by_java_are_read_back():
     assert config.get_list("loadBalancerSheddingExcludedNamespaces") == ["public/a", "public/b"]
     assert config["brokerClientTlsProtocols"] == "" and config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") == 95
     assert PulsarConfig({"loadBalancerOverrideBrokerNicSpeedGbps": "Optional.empty"})["loadBalancerOverrideBrokerNicSpeedGbps"] == ""
+
+
+def test_derived_values_are_computed_once_per_configuration():
+    from lb_pipeline.algorithms.shedding.common import weights_of
+
+    calls = []
+    config = PulsarConfig({"loadBalancerCPUResourceWeight": "2.0"})
+    build = lambda c: calls.append(c) or c.get_float("loadBalancerCPUResourceWeight")  # noqa: E731
+    assert config.derived("cpu", build) == 2.0 and config.derived("cpu", build) == 2.0
+    assert len(calls) == 1
+    assert weights_of(config) is weights_of(config) and weights_of(config).cpu == 2.0
+    changed = config.overridden(loadBalancerCPUResourceWeight="3.0")  # a new configuration derives afresh
+    assert changed.derived("cpu", build) == 3.0 and weights_of(changed).cpu == 3.0 and len(calls) == 2

@@ -17,10 +17,13 @@ Where releases run different code (not just different defaults), ``PulsarConfig.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from lb_pipeline.model.releases import Release, release_of
+
+T = TypeVar("T")
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 EXT = "org.apache.pulsar.broker.loadbalance.extensions."
@@ -201,6 +204,14 @@ class PulsarConfig(Mapping[str, str]):
 
     def get_list(self, key: str) -> list[str]:
         return [item.strip() for item in self._raw(key).split(",") if item.strip()]
+
+    def derived(self, name: str, build: Callable[["PulsarConfig"], T]) -> T:
+        """A value computed from this configuration once (it never changes after construction): the placement
+        path asks for its resource weights once per candidate broker, half a million times a day on preset M."""
+        memo = self.__dict__.setdefault("_derived", {})
+        if name not in memo:
+            memo[name] = build(self)
+        return memo[name]
 
     def overridden(self, **values: object) -> "PulsarConfig":
         merged = dict(self._values)

@@ -51,7 +51,7 @@ def _reports(brokers: pd.DataFrame, bundles: pd.DataFrame) -> dict[str, dict]:
         d = {_JSON_NAMES[k]: {"usage": getattr(r, f"{k}_usage"), "limit": getattr(r, f"{k}_limit")} for k in _RESOURCES}
         d.update(msgRateIn=r.msg_rate_in, msgRateOut=r.msg_rate_out, msgThroughputIn=r.msg_throughput_in,
                  msgThroughputOut=r.msg_throughput_out, lastStats=stats.get(r.broker, {}),
-                 bundles=sorted(stats.get(r.broker, {})), numTopics=int(r.num_topics or 0))
+                 bundles=sorted(stats.get(r.broker, {})), numTopics=int(r.num_topics) if pd.notna(r.num_topics) else 0)
         if r.broker_version:  # placement's version and load-manager filters read these
             d["brokerVersionString"] = r.broker_version
         if r.load_manager:
@@ -72,27 +72,40 @@ def _bundle_data(averages: pd.DataFrame) -> dict[str, dict]:
     return out
 
 
-def _tagged(df: DataFrame, kind: str) -> DataFrame:
-    """Pack rows of one input into a JSON column so several inputs share one applyInPandas group."""
-    return df.select(*KEYS, F.lit(kind).alias("kind"), F.to_json(F.struct(*[c for c in df.columns if c not in KEYS])).alias("row"))
+_BROKER = ["broker", *(f"{k}_{x}" for k in _RESOURCES for x in ("usage", "limit")), "msg_rate_in", "msg_rate_out",
+           "msg_throughput_in", "msg_throughput_out", "num_topics", "broker_version", "load_manager"]
+_BUNDLE = ["broker", "bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out",
+           "consumer_count", "producer_count", "topics"]
+_AVERAGE = ["bundle", *(f"{p}_{c}" for p in ("short", "long") for c in ("num_samples", "msg_rate_in", "msg_rate_out",
+                                                                       "msg_throughput_in", "msg_throughput_out"))]
 
 
-def _unpack(pdf: pd.DataFrame, kind: str) -> pd.DataFrame:
-    rows = [json.loads(x) for x in pdf.loc[pdf["kind"] == kind, "row"]]
-    return pd.DataFrame(rows)
+def _kinds(**inputs: DataFrame) -> DataFrame:
+    """Rows of several inputs in one typed frame (``kind`` says whose, a column another input lacks is null there),
+    so that they share one applyInPandas group per cluster; packing them as JSON strings and parsing them back
+    had cost most of the replay's time."""
+    out = None
+    for kind, df in inputs.items():
+        df = df.withColumn("kind", F.lit(kind))
+        out = df if out is None else out.unionByName(df, allowMissingColumns=True)
+    return out
+
+
+def _typed_inputs(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
+                  meta: DataFrame) -> DataFrame:
+    return _kinds(broker=broker_reports.select(*KEYS, *_BROKER), bundle=bundle_reports.select(*KEYS, *_BUNDLE),
+                  average=time_averages.select(*KEYS, *_AVERAGE), meta=meta)
+
+
+def _of(pdf: pd.DataFrame, kind: str, columns: list[str]) -> pd.DataFrame:
+    return pdf.loc[pdf["kind"] == kind, columns]
 
 
 def _meta(pdf: pd.DataFrame, field: str, default: str):
-    """A snapshot's one ``meta`` row (JSON of small per-snapshot maps) → the parsed value of ``field``."""
-    rows = pdf.loc[pdf["kind"] == "meta", "row"]
-    if rows.empty:
-        return json.loads(default)
-    return json.loads(json.loads(rows.iloc[0]).get(field) or default)
-
-
-def _meta_rows(df: DataFrame) -> DataFrame:
-    return df.select(*KEYS, F.lit("meta").alias("kind"),
-                     F.to_json(F.struct(*[c for c in df.columns if c not in KEYS])).alias("row"))
+    """A snapshot's one ``meta`` row (small per-snapshot maps as JSON) → the parsed value of ``field``."""
+    rows = pdf.loc[pdf["kind"] == "meta", field]
+    value = rows.iloc[0] if not rows.empty else None
+    return json.loads(value if isinstance(value, str) else default)
 
 
 SHEDDING_SCHEMA = (
@@ -107,11 +120,11 @@ def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.D
     transfer, derived = TransferShedder(), DerivedLoadState()
     out = []
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
-        reports = _reports(_unpack(snap, "broker"), _unpack(snap, "bundle"))
+        reports = _reports(_of(snap, "broker", _BROKER), _of(snap, "bundle", _BUNDLE))
         ownership = {r["bundle"]: r["broker"] for r in _meta(snap, "ownership", "[]")}
         groups = _meta(snap, "groups", "{}")
         isolation = {name: json.loads(policy) for name, policy in _meta(snap, "isolation", "{}").items()}
-        load = LoadData(reports, _bundle_data(_unpack(snap, "average")))
+        load = LoadData(reports, _bundle_data(_of(snap, "average", _AVERAGE)))
         now = int(pd.Timestamp(ts).timestamp() * 1000)
         state = ClusterState(list(reports), isolation_policies(isolation), groups, _meta(snap, "domains", "{}"))
         results = [(name, run.run_cycle(load, config, now, state)) for name, run in modular.items()]
@@ -153,9 +166,8 @@ def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, tim
                        config: PulsarConfig, seed: int = 0) -> DataFrame:
     """Every shedding strategy replayed over the snapshots of each cluster, in time order, state carried over,
     destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains."""
-    tagged = (_tagged(broker_reports, "broker").unionByName(_tagged(bundle_reports, "bundle"))
-              .unionByName(_tagged(time_averages, "average"))
-              .unionByName(_meta_rows(cluster_policies(ownership, namespaces, config_rows, failure_domains))))
+    meta = cluster_policies(ownership, namespaces, config_rows, failure_domains)
+    tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, meta)
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
 
 
@@ -169,9 +181,9 @@ def _replay_split_triggers(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFr
     strategies: dict[str, ExtensibleSplitStrategy] = {}
     out = []
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
-        reports = _reports(_unpack(snap, "broker"), _unpack(snap, "bundle"))
+        reports = _reports(_of(snap, "broker", _BROKER), _of(snap, "bundle", _BUNDLE))
         counts = _meta(snap, "counts", "{}")
-        decisions = [("modular", d) for d in modular_split_candidates(reports, _bundle_data(_unpack(snap, "average")),
+        decisions = [("modular", d) for d in modular_split_candidates(reports, _bundle_data(_of(snap, "average", _AVERAGE)),
                                                                       counts, config)]
         for broker, report in reports.items():  # boundaries of the extensible path are computed in split_boundaries
             strategy = strategies.setdefault(broker, ExtensibleSplitStrategy(config))
@@ -192,8 +204,7 @@ def split_triggers(broker_reports: DataFrame, bundle_reports: DataFrame, time_av
     """Which bundles the modular (BundleSplitterTask) and the extensible (hit-count) triggers would split."""
     counts = namespaces.groupBy(*KEYS).agg(
         F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "num_bundles")))).alias("counts"))
-    tagged = (_tagged(broker_reports, "broker").unionByName(_tagged(bundle_reports, "bundle"))
-              .unionByName(_tagged(time_averages, "average")).unionByName(_meta_rows(counts)))
+    tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, counts)
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, config), SPLIT_TRIGGER_SCHEMA)
 
 

@@ -109,6 +109,8 @@ class SheddingResult:
 
 
 def weights_of(config: PulsarConfig) -> Weights:
+    if isinstance(config, PulsarConfig):
+        return config.derived("weights", Weights.from_config)
     return Weights.from_config(config)
 
 
