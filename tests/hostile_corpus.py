@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 61 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 63 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
@@ -151,6 +151,13 @@ def build(landing: Path, outside: Path) -> Corpus:
     th = _files(huge[0], "topics/*")[0]
     th.write_text(th.read_text().replace('"msgRateIn":', '"msgRateIn":1' + "0" * 400 + ',"x":', 1))
     c.kind("rate of 401 digits", th, ".msgRateIn", {"topic_stats": 1})
+    # counts Pulsar declares int (Jackson refuses larger ones): the lake's int column could not hold them either
+    tp = _files(huge[0], "topics/*")[1]
+    tp.write_text(tp.read_text().replace('"producerCount":', '"producerCount":1099511627776,"x":', 1))
+    c.kind("producer count beyond int", tp, ".producerCount", {"topic_stats": 1})
+    br = _files(huge[0], "lb/brokers/*")[0]
+    br.write_text(br.read_text().replace('"topics":', '"topics":4294967296,"x":', 1))
+    c.kind("bundle topics beyond int", br, ".topics", {"bundle_reports": 1})
     pinned = '"pinned": {"namespaces": ["acme/.*"], "primary": ["broker-0\\\\..*"]}'
     for copy, (name, bad) in zip(huge, {
             "regex repetition too large": '"huge": {"namespaces": ["x/y"], "primary": ["a{99999999999}"]}',

@@ -56,6 +56,22 @@ def test_integers_must_fit_a_java_long(value):
     assert integer({"n": 2**63 - 1}, "n", "n") == 2**63 - 1 and integer({"n": 1.0e7}, "n", "n") == 10**7
 
 
+@pytest.mark.parametrize("value", [2**31, -(2**31) - 1, 2.0**40])
+def test_fields_pulsar_declares_int_must_fit_32_bits(value):
+    with pytest.raises(RowProblem, match="within 32 bits"):
+        integer({"n": value}, "n", "n", nonneg=False, bits=32)
+    assert integer({"n": 2**31 - 1}, "n", "n", bits=32) == 2**31 - 1
+
+
+def test_a_producer_count_beyond_java_int_is_a_row_problem_not_a_crash():
+    ok = {"msgRateIn": 1, "msgRateOut": 1, "msgThroughputIn": 1, "msgThroughputOut": 1}
+    doc = {"t/ns": {"0x00000000_0xffffffff": {"persistent": {"persistent://t/ns/a": {**ok, "producerCount": 2**40},
+                                                             "persistent://t/ns/b": {**ok, "producerCount": 3}}}}}
+    rows, problems = topics.parse_topic_stats(doc, "broker-1:8080")
+    assert [r["topic"] for r in rows] == ["persistent://t/ns/b"]
+    assert [p.field for p in problems] == ["t/ns.0x00000000_0xffffffff.persistent[persistent://t/ns/a].producerCount"]
+
+
 @pytest.mark.parametrize("bad, field", [
     ({"primary": ["a{99999999999}"]}, "bad.primary"),  # OverflowError from re.compile
     ({"primary": ["(" * 5000 + ")" * 5000]}, "bad.primary"),  # RecursionError from re.compile

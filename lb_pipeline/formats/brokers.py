@@ -26,7 +26,7 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
         for k in ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut"):
             row[_snake(k)] = num(doc, k, k)
         for k in ("numTopics", "numBundles", "numConsumers", "numProducers"):
-            row[_snake(k)] = integer(doc, k, k, required=False)
+            row[_snake(k)] = integer(doc, k, k, required=False, bits=32)
         row["last_update_ms"] = integer(doc, "lastUpdate", "lastUpdate", required=False)
         row["start_timestamp_ms"] = integer(doc, "startTimestamp", "startTimestamp", required=False)
         row["broker_version"] = text(doc, "brokerVersionString", "brokerVersionString", required=False)
@@ -52,9 +52,9 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
             "msg_rate_out": num(s, "msgRateOut", field + ".msgRateOut"),
             "msg_throughput_in": num(s, "msgThroughputIn", field + ".msgThroughputIn"),
             "msg_throughput_out": num(s, "msgThroughputOut", field + ".msgThroughputOut"),
-            "consumer_count": integer(s, "consumerCount", field + ".consumerCount", required=False) or 0,
-            "producer_count": integer(s, "producerCount", field + ".producerCount", required=False) or 0,
-            "topics": integer(s, "topics", field + ".topics", required=False) or 0,
+            "consumer_count": integer(s, "consumerCount", field + ".consumerCount", required=False, bits=32) or 0,
+            "producer_count": integer(s, "producerCount", field + ".producerCount", required=False, bits=32) or 0,
+            "topics": integer(s, "topics", field + ".topics", required=False, bits=32) or 0,
             "cache_size": integer(s, "cacheSize", field + ".cacheSize", required=False) or 0,
         }
 
@@ -65,8 +65,8 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
 def _time_average(obj, field: str) -> dict:
     obj = _obj(obj, field, row_level=True)
     return {
-        "num_samples": integer(obj, "numSamples", field + ".numSamples"),
-        "max_samples": integer(obj, "maxSamples", field + ".maxSamples"),
+        "num_samples": integer(obj, "numSamples", field + ".numSamples", bits=32),
+        "max_samples": integer(obj, "maxSamples", field + ".maxSamples", bits=32),
         "msg_rate_in": num(obj, "msgRateIn", field + ".msgRateIn"),
         "msg_rate_out": num(obj, "msgRateOut", field + ".msgRateOut"),
         "msg_throughput_in": num(obj, "msgThroughputIn", field + ".msgThroughputIn"),
@@ -81,7 +81,7 @@ def parse_bundle_data(doc, bundle: str) -> tuple[list[Row], list[Problem]]:
         namespace, rng = _bundle_full_name(bundle, "(path)")
         short, long_ = _time_average(doc.get("shortTermData"), "shortTermData"), _time_average(doc.get("longTermData"), "longTermData")
         row = {"bundle": bundle, "namespace": namespace, "bundle_range": rng,
-               "topics": integer(doc, "topics", "topics", required=False)}
+               "topics": integer(doc, "topics", "topics", required=False, bits=32)}
         row.update({f"short_{k}": v for k, v in short.items()})
         row.update({f"long_{k}": v for k, v in long_.items()})
         return [row], []

@@ -79,7 +79,7 @@ def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
                 raise RowProblem("brokers", problem)
         missing = doc.get("missingParts") or []
         return [{
-            "format_version": integer(doc, "formatVersion", "formatVersion"),
+            "format_version": integer(doc, "formatVersion", "formatVersion", bits=32),
             "snapshot_timestamp_ms": integer(doc, "snapshotTimestampMs", "snapshotTimestampMs"),
             "pulsar_version": text(doc, "pulsarVersion", "pulsarVersion", required=False),
             "load_manager": text(doc, "loadManagerClassName", "loadManagerClassName", required=False),

@@ -69,7 +69,7 @@ def _topic_row(broker, namespace, rng, domain, topic, s, field) -> Row:
         "msg_rate_out": num(s, "msgRateOut", field + ".msgRateOut"),
         "msg_throughput_in": num(s, "msgThroughputIn", field + ".msgThroughputIn"),
         "msg_throughput_out": num(s, "msgThroughputOut", field + ".msgThroughputOut"),
-        "producer_count": integer(s, "producerCount", field + ".producerCount", required=False) or 0,
+        "producer_count": integer(s, "producerCount", field + ".producerCount", required=False, bits=32) or 0,
         "consumer_count": consumers,
         "subscription_count": len(subs),
         "average_msg_size": num(s, "averageMsgSize", field + ".averageMsgSize", required=False),

@@ -147,20 +147,22 @@ def num(obj: dict, key: str, field: str, *, required: bool = True, nonneg: bool 
     return v
 
 
-def integer(obj: dict, key: str, field: str, *, required: bool = True, nonneg: bool = True) -> int | None:
-    """An integer that fits Java's ``long`` (and the lake's 64-bit columns)."""
+def integer(obj: dict, key: str, field: str, *, required: bool = True, nonneg: bool = True, bits: int = 64) -> int | None:
+    """An integer that fits Java's ``long`` (the lake's 64-bit columns), or its ``int`` with ``bits=32`` (the
+    fields Pulsar declares ``int``: Jackson refuses larger values, and an ``int`` column cannot hold them)."""
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1)
     raw = obj.get(key)
     if isinstance(raw, int) and not isinstance(raw, bool):  # exact: a float cannot hold Long.MAX_VALUE
-        if not -(2**63) <= raw < 2**63:
-            raise RowProblem(field, f"expected an integer within 64 bits, got {str(raw)[:30]}…")
+        if not low <= raw < high:
+            raise RowProblem(field, f"expected an integer within {bits} bits, got {str(raw)[:30]}{'…' * (len(str(raw)) > 30)}")
         if nonneg and raw < 0:
             raise RowProblem(field, f"expected a number >= 0, got {raw}")
         return raw
     v = num(obj, key, field, required=required, nonneg=nonneg)  # 1.0E7 (Jackson) reads as a float
     if v is None:
         return None
-    if v != int(v) or not -(2**63) <= v < 2**63:
-        raise RowProblem(field, f"expected an integer within 64 bits, got {v}")
+    if v != int(v) or not low <= v < high:
+        raise RowProblem(field, f"expected an integer within {bits} bits, got {v}")
     return int(v)
 
 
