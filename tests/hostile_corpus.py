@@ -1,8 +1,9 @@
-"""The hostile corpus: a demo day's snapshots broken in 63 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 64 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -158,6 +159,10 @@ def build(landing: Path, outside: Path) -> Corpus:
     br = _files(huge[0], "lb/brokers/*")[0]
     br.write_text(br.read_text().replace('"topics":', '"topics":4294967296,"x":', 1))
     c.kind("bundle topics beyond int", br, ".topics", {"bundle_reports": 1})
+    # half a UTF-16 surrogate pair, escaped: valid JSON, but no UTF-8 text (the batch conversion failed on it)
+    ts = _files(huge[1], "topics/*")[1]
+    ts.write_text(re.sub(r'"(persistent://[^"]+)"', lambda m: '"' + m.group(1) + '\\ud800"', ts.read_text(), count=1))
+    c.kind("lone surrogate in a topic name", ts, "topic", {"topic_stats": 1})
     pinned = '"pinned": {"namespaces": ["acme/.*"], "primary": ["broker-0\\\\..*"]}'
     for copy, (name, bad) in zip(huge, {
             "regex repetition too large": '"huge": {"namespaces": ["x/y"], "primary": ["a{99999999999}"]}',

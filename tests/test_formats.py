@@ -175,3 +175,18 @@ def test_a_parser_failing_on_a_file_quarantines_the_file_and_names_the_error():
     good, bad = parse_file(broken, "file:/l/c/2026-01-15T00-00-00Z/ownership/b_8080.json", b"{}")
     assert good == [] and [(q["field"], q["bronze_table"]) for q in bad] == [("(file)", "ownership")]
     assert "ZeroDivisionError" in bad[0]["reason"] and bad[0]["raw"] == "{}"
+
+
+def test_half_a_surrogate_pair_quarantines_its_row_and_the_others_land():
+    """``"\\ud800"`` alone is valid JSON, but no UTF-8 text can hold it: its row goes to the quarantine (storable
+    text naming the column and the value), the file's other rows land, and every stored string encodes."""
+    from lb_pipeline.ingest.bronze import parse_file
+    from lb_pipeline.ingest.tables import TABLES
+
+    stats = '{"msgRateIn": 1, "msgRateOut": 1, "msgThroughputIn": 1, "msgThroughputOut": 1}'
+    content = ('{"t/ns": {"0x00000000_0xffffffff": {"persistent": {"persistent://t/ns/a\\ud800": ' + stats +
+               ', "persistent://t/ns/b\\ud83d\\ude00": ' + stats + '}}}}').encode()  # the second: a whole pair
+    good, bad = parse_file(TABLES["topic_stats"], "file:/l/c/2026-01-15T00-00-00Z/topics/b_8080.json", content)
+    assert [r["topic"] for r in good] == ["persistent://t/ns/b\U0001F600"]
+    assert [q["field"] for q in bad] == ["topic"] and "persistent://t/ns/a\\\\ud800" in bad[0]["reason"]
+    json.dumps([*good, *bad], default=str, ensure_ascii=False).encode("utf-8")

@@ -43,6 +43,7 @@ DEFAULT_MAX_DEPTH = 64  # Pulsar's documents nest about 10 deep
 DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # the largest topics file of preset L is about 60 MB
 _BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \ud800-\udfff: JSON may escape half a UTF-16 pair
 
 
 def load_json(content: bytes, max_depth: int | None = None) -> object:
@@ -69,6 +70,42 @@ def load_json(content: bytes, max_depth: int | None = None) -> object:
         raise FileProblem("(file)", "expected JSON the parser can nest, got deeper nesting") from None
     except (MemoryError, ValueError, OverflowError) as exc:  # e.g. an integer literal of 5000 digits
         raise FileProblem("(file)", f"expected parseable JSON, got {type(exc).__name__}: {str(exc)[:120]}") from None
+
+
+def may_hold_lone_surrogates(content: bytes) -> bool:
+    """Whether a document's strings may hold half a UTF-16 surrogate pair (``"\\ud800"`` alone: valid JSON,
+    which Python reads into a string that UTF-8, and so the lake, cannot hold). Cheap; rarely true."""
+    return _SURROGATE_ESCAPE.search(content) is not None
+
+
+def encodable_rows(rows: list[Row], problems: list[Problem]) -> tuple[list[Row], list[Problem]]:
+    """The rows whose text UTF-8 can hold; each other row becomes a problem naming its column (one lone surrogate
+    would otherwise fail the conversion of a whole batch of rows, and with it the night)."""
+    kept, refused = [], []
+    for row in rows:
+        bad = _unencodable(row)
+        if bad is None:
+            kept.append(row)
+        else:
+            refused.append(Problem(bad[0], "expected text UTF-8 can hold, got half a UTF-16 surrogate pair in "
+                                           f"{printable(bad[1])[:200]!r}"))
+    return kept, problems + refused
+
+
+def _unencodable(row: Row) -> tuple[str, str] | None:
+    for column, value in row.items():
+        for text in (value if isinstance(value, list) else [value]):
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    return column, text
+    return None
+
+
+def printable(text: str) -> str:
+    """Text safe to store: a lone surrogate becomes its escape (``\\ud800``)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def max_file_bytes() -> int:

@@ -70,6 +70,8 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
             rows = [r for r in rows if r["broker"] in listed]
             problems = problems + [p.Problem("broker", f"expected a broker listed in manifest.json, got {unknown[0]['broker']!r} "
                                             f"({len(unknown)} row(s))", whole_file=not rows)]
+    if rows and p.may_hold_lone_surrogates(content):
+        rows, problems = p.encodable_rows(rows, problems)
     good = [{**common, **r} for r in rows]
     bad = [_quarantine(table, path, cluster, ts, pr.field, pr.reason, content if pr.whole_file or len(content) <= 4096 else None)
            for pr in problems]
@@ -111,7 +113,8 @@ def _quarantine(table, path, cluster, ts, field, reason, content) -> dict:
         truncated = len(content) > MAX_RAW_BYTES
         raw = content[:MAX_RAW_BYTES].decode("utf-8", errors="replace")
     return {"cluster": cluster, "snapshot_ts": ts, "snapshot_date": ts.strftime("%Y-%m-%d") if ts else None,
-            "source_file": path, "bronze_table": table.name, "field": field, "reason": reason, "raw": raw,
+            "source_file": path, "bronze_table": table.name, "field": p.printable(field) if field else field,
+            "reason": p.printable(reason), "raw": raw,
             "raw_truncated": truncated}
 
 

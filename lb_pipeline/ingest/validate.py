@@ -20,7 +20,7 @@ from pathlib import Path
 from lb_pipeline.formats import brokers as fb
 from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats import topics as ft
-from lb_pipeline.formats.values import FileProblem, load_json
+from lb_pipeline.formats.values import FileProblem, encodable_rows, load_json, printable
 from lb_pipeline.ingest.snapshot_check import check_snapshot
 from lb_pipeline.ingest.tables import locate
 from lb_pipeline.model import bundles as bm
@@ -33,6 +33,10 @@ class Finding:
     file: str
     field: str
     message: str
+
+    def __post_init__(self):  # text from the file: a lone surrogate escape must stay printable
+        object.__setattr__(self, "field", printable(self.field))
+        object.__setattr__(self, "message", printable(self.message))
 
     def __str__(self) -> str:
         return f"{self.file}: {self.field}: {self.message}"
@@ -56,10 +60,11 @@ def _parse(parser, rel: str, findings: list[Finding], *args) -> tuple:
     """``parser(*args)``; a whole-file problem (say, a list where an object belongs) becomes a finding and nothing
     of the file is used, as ingest quarantines the file."""
     try:
-        return parser(*args)
+        out = parser(*args)  # (rows, problems) pairs: one, or two for a broker's load report
     except FileProblem as exc:
         findings.append(Finding(rel, exc.problem.field, exc.problem.reason))
         return None
+    return tuple(part for rows, problems in zip(out[::2], out[1::2]) for part in encodable_rows(rows, problems))
 
 
 def _close(a: float, b: float, tolerance: float) -> bool:
