@@ -1,7 +1,7 @@
 """Bronze: snapshot files → flat Delta rows, on Spark.
 
 Each bronze table reads only its own files (the paths ``landing.list_day`` lists, with ``binaryFile``), and
-parses them in the Python workers with ``mapInPandas``: Pulsar's JSON uses names as object keys, so letting Spark
+parses them in the Python workers with ``mapInArrow``: Pulsar's JSON uses names as object keys, so letting Spark
 infer a schema would make one struct field per topic. Every row carries cluster, snapshot timestamp, snapshot
 date and source file (``tables.py``).
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from lb_pipeline.formats import values as p
 from lb_pipeline.ingest.landing import DayListing, list_day, read_files, small_files, tables_of
 from lb_pipeline.ingest.tables import COMMON, TABLES, BronzeTable, locate
+from lb_pipeline.workers import collector_paused
 
 QUARANTINE_COLUMNS = "_field string, _reason string, _raw string"
 QUARANTINE_SCHEMA = (
@@ -152,24 +153,29 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, s
     straight from the row dicts (a pandas frame in between had cost a tenth of the parse)."""
     max_depth = p.max_json_depth()  # read on the driver: the workers may have started before it was set
 
+    def rows_of(batch) -> list[dict]:
+        out = []
+        for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
+            memo = {}  # one JSON parse per file for all the tables it feeds
+            for table in tables:
+                good, bad = parse_file(table, path, content, manifests, max_depth, memo)
+                for row in good:
+                    row["_table"] = table.name
+                out.extend(good)
+                out.extend({"cluster": q["cluster"], "snapshot_ts": q["snapshot_ts"],
+                            "snapshot_date": q["snapshot_date"], "source_file": q["source_file"],
+                            "_field": q["field"], "_reason": q["reason"], "_raw": q["raw"],
+                            "_qtable": q["bronze_table"], "_truncated": q["raw_truncated"], "_table": table.name}
+                           for q in bad)
+        return out
+
     def run(batches: Iterator) -> Iterator:
         import pyarrow as pa
 
         for batch in batches:
-            out = []
-            for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
-                memo = {}  # one JSON parse per file for all the tables it feeds
-                for table in tables:
-                    good, bad = parse_file(table, path, content, manifests, max_depth, memo)
-                    for row in good:
-                        row["_table"] = table.name
-                    out.extend(good)
-                    out.extend({"cluster": q["cluster"], "snapshot_ts": q["snapshot_ts"],
-                                "snapshot_date": q["snapshot_date"], "source_file": q["source_file"],
-                                "_field": q["field"], "_reason": q["reason"], "_raw": q["raw"],
-                                "_qtable": q["bronze_table"], "_truncated": q["raw_truncated"], "_table": table.name}
-                               for q in bad)
-            yield pa.RecordBatch.from_pylist(out, schema=schema)
+            with collector_paused():  # documents and rows hold no reference cycles (workers.py)
+                rows = rows_of(batch)
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run
 

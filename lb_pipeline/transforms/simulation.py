@@ -27,6 +27,7 @@ from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
 from lb_pipeline.simulation.run import simulate
 from lb_pipeline.simulation.sweep import recommend_from_runs, run_list
+from lb_pipeline.workers import collector_paused
 
 LOAD_MODEL_SCHEMA = ("cluster string, snapshot_date string, broker string, resource string, source string, "
                      "intercept double, coef_rate double, coef_tput_in double, coef_tput_out double, r2 double, "
@@ -85,7 +86,8 @@ def _simulate_group(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
     params = json.loads(run["params"])
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     profiles = TopicProfiles(history, pdf[pdf["kind"] == "topic"])
-    result = simulate(history, model, config, run["strategy"], params, int(run["seed"]), policies, profiles=profiles)
+    with collector_paused():
+        result = simulate(history, model, config, run["strategy"], params, int(run["seed"]), policies, profiles=profiles)
     cycles = result.timeseries.assign(**keys, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True))
     totals = {_TOTALS.get(k, k): v for k, v in result.summary.items()}
     summary = pd.DataFrame([{**keys, "kind": "run", **totals, "notes": "; ".join(result.notes)}])
