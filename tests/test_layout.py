@@ -5,7 +5,7 @@ from pathlib import Path
 
 LIBRARY = Path(__file__).resolve().parents[1] / "lb_pipeline"
 # lowest first; a package may import only packages listed before it
-LAYERS = ["errors", "settings", "model", "formats", "algorithms", "snapshots", "whatif", "simulation", "planning", "transforms",
+LAYERS = ["errors", "settings", "workers", "model", "formats", "algorithms", "snapshots", "whatif", "simulation", "planning", "transforms",
           "quality", "ingest", "report", "spark", "partition_lock", "cli"]
 
 
