@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 64 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 65 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
@@ -163,6 +163,14 @@ def build(landing: Path, outside: Path) -> Corpus:
     ts = _files(huge[1], "topics/*")[1]
     ts.write_text(re.sub(r'"(persistent://[^"]+)"', lambda m: '"' + m.group(1) + '\\ud800"', ts.read_text(), count=1))
     c.kind("lone surrogate in a topic name", ts, "topic", {"topic_stats": 1})
+    # every topic of one file broken: each row refused on its own (one exception per row in a single batch, parsed
+    # with the cycle collector paused), none of the file lands, and the file is not refused whole
+    tb = _files(huge[2], "topics/*")[0]
+    doc, broken = json.loads(tb.read_text()), 0
+    for topics in (t for bundles in doc.values() for domains in bundles.values() for t in domains.values()):
+        for stats in topics.values():
+            stats["msgRateIn"], broken = "fast", broken + 1
+    tb.write_text(json.dumps(doc)); c.kind("every topic of a file broken", tb, ".msgRateIn", {"topic_stats": broken})
     pinned = '"pinned": {"namespaces": ["acme/.*"], "primary": ["broker-0\\\\..*"]}'
     for copy, (name, bad) in zip(huge, {
             "regex repetition too large": '"huge": {"namespaces": ["x/y"], "primary": ["a{99999999999}"]}',
