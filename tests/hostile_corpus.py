@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 65 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 66 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
@@ -147,6 +147,13 @@ def build(landing: Path, outside: Path) -> Corpus:
                                     "broken": {"namespaces": ["x/y"], "primary": ["(unclosed"]}}))
     c.kind("broken regex", policies, "broken.primary", {})
     c.delta[("config", str(policies.relative_to(landing)))] = 1  # the good policy lands
+    # a backreference only a backtracking engine matches: refused; regexes that backtrack catastrophically on every
+    # namespace and broker host (6^n ways to fail) land, and the replays apply them to that snapshot's placements
+    policies = s[2] / layout.ISOLATION_POLICIES
+    policies.write_text(json.dumps({"slow": {"namespaces": ["(.|.|.|.|.|.)*x"], "primary": ["(.|.|.|.|.|.)*x"]},
+                                    "backref": {"namespaces": ["x/y"], "primary": ["(a)\\1"]}}))
+    c.kind("backreference in an isolation regex", policies, "backref.primary", {})
+    c.delta[("config", str(policies.relative_to(landing)))] = 1
     # values Python cannot hold: an integer literal too large for a float, regexes too large or deep to compile,
     # 1e999 (infinity) for an integer; the row or policy is quarantined and the rest of the file lands
     th = _files(huge[0], "topics/*")[0]

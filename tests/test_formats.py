@@ -75,6 +75,7 @@ def test_a_producer_count_beyond_java_int_is_a_row_problem_not_a_crash():
 @pytest.mark.parametrize("bad, field", [
     ({"primary": ["a{99999999999}"]}, "bad.primary"),  # OverflowError from re.compile
     ({"primary": ["(" * 5000 + ")" * 5000]}, "bad.primary"),  # RecursionError from re.compile
+    ({"primary": ["b"], "secondary": [r"(s)\1"]}, "bad.secondary"),  # a backreference: no linear-time match
     ({"primary": ["b"], "auto_failover_policy": {"parameters": {"min_limit": float("inf")}}},  # 1e999 in the JSON
      "bad.auto_failover_policy.parameters.min_limit"),
 ])
@@ -82,6 +83,14 @@ def test_an_isolation_policy_python_cannot_compile_is_a_row_problem(bad, field):
     rows, problems = cluster.parse_isolation_policies({"good": {"namespaces": ["a/b"], "primary": ["b.*"]},
                                                        "bad": {"namespaces": ["x/y"], **bad}})
     assert [r["key"] for r in rows] == ["good"] and [p.field for p in problems] == [field]
+
+
+def test_an_isolation_regex_that_only_backtracks_badly_lands_and_one_that_must_backtrack_does_not():
+    rows, problems = cluster.parse_isolation_policies({"slow": {"namespaces": ["(a|a)*b"], "primary": ["(.*)*x"]},
+                                                       "backref": {"namespaces": ["x/y"], "primary": [r"(a)\1"]}})
+    assert [r["key"] for r in rows] == ["slow"]
+    assert [(p.field, p.reason) for p in problems] == [
+        ("backref.primary", r"expected a regex matchable in linear time, got '(a)\\1' (a backreference)")]
 
 
 def test_booleans_read_as_jackson_coerces_them():

@@ -3,6 +3,8 @@ small scripted clusters whose right answer is known."""
 
 import random
 
+import pytest
+
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import ModularShedding
 from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate, RoundRobinBrokerSelector
@@ -38,6 +40,27 @@ def test_isolation_policy_keeps_a_namespace_on_its_primaries_and_fails_over_to_s
     only_a1 = ClusterState(["a1:8080", "s1:8080", "s2:8080"], isolation_policies(
         {"p1": {**policy, "auto_failover_policy": {"policy_type": "min_available", "parameters": {"min_limit": "2"}}}}))
     assert sorted(placement.namespace_policy_candidates("tenant/iso-1/0x0_0x1", load, only_a1)) == ["a1:8080", "s1:8080"]
+
+
+def test_a_policy_whose_regexes_backtrack_catastrophically_places_as_its_plain_twin():
+    # (.|.|.|.|.|.)*x is .*x for a whole match, but a backtracking engine tries 6^n ways on a name without the x
+    load = cluster({"broker-0.pulsar.svc:8080": 10, "broker-1.pulsar.svc:8080": 10, "broker-x:8080": 10})
+    placement = ModularPlacement(LeastLongTermMessageRate())
+
+    def candidates(namespaces: str, primary: str, bundle: str) -> list[str]:
+        policies = isolation_policies({"p": {"namespaces": [namespaces, "tenant/pinned"], "primary": [primary]}})
+        return sorted(placement.namespace_policy_candidates(bundle, load, ClusterState(list(load.brokers), policies)))
+
+    for bundle in ("tenant/pinned-but-not-quite-the-same-name/0x0_0x1", "tenant/pinned/0x0_0x1"):
+        hostile = candidates("(.|.|.|.|.|.)*x", "(.|.|.|.|.|.)*x", bundle)
+        assert hostile == candidates(".*x", ".*x", bundle)
+        assert hostile == (["broker-x:8080"] if bundle.startswith("tenant/pinned/") else
+                           ["broker-0.pulsar.svc:8080", "broker-1.pulsar.svc:8080"])
+
+
+def test_an_isolation_policy_with_a_backreference_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"isolation policy 'p': primary regex '\(a\)\\\\1': a backreference"):
+        isolation_policies({"p": {"namespaces": ["tenant/ns"], "primary": [r"(a)\1"]}})
 
 
 def test_a_bundle_pinned_to_its_only_broker_is_not_shed():

@@ -52,6 +52,15 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
     shutil.copytree(demo_landing, landing)
     victim = sorted(landing.glob("*/*/lb/brokers/*.json"))[0]
     victim.write_text("{not json")
+    # an isolation policy only a backtracking engine could match is left out and named; one whose regexes
+    # backtrack catastrophically ((.|.|.|.|.|.)*x against every namespace and broker host) is applied, and the
+    # day still simulates
+    policies = sorted(landing.glob("*/*/manifest.json"))[1].parent / "cluster/isolation-policies.json"
+    policies.write_text(json.dumps({"slow": {"namespaces": ["(.|.|.|.|.|.)*x"], "primary": ["(.|.|.|.|.|.)*x"]},
+                                    "backref": {"namespaces": ["x/y"], "primary": ["(a)\\1"]}}))
     assert main(["simulate", "--landing", str(landing), "--day", DEMO_DAY, "--json", "--quiet"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert any(str(victim) in n and "left out" in n for n in notes)
+    assert [n for n in notes if str(policies) in n] == [
+        f"{policies}: backref.primary: expected a regex matchable in linear time, got '(a)\\\\1' (a backreference); "
+        "left out"]

@@ -8,7 +8,7 @@ import json
 import re
 
 from lb_pipeline.formats.values import Problem, Row, RowProblem, _kind, _obj, _rows, boolean, integer, text
-from lb_pipeline.model import names
+from lb_pipeline.model import names, regex
 
 ISOLATION_SOURCE = "isolation-policies"  # bronze/config rows holding one isolation policy each (value: its JSON)
 
@@ -107,7 +107,9 @@ def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
                 raise RowProblem(f"{name}.{key}", f"expected {'a non-empty ' if required else 'an '}array of regexes")
             for x in value:
                 try:
-                    re.compile(x)
+                    regex.compile_whole(x)  # the replays match with it: linear in the name, whatever the regex
+                except regex.Unsupported as exc:  # (a)\1, (?=a): a backtracking engine's constructs
+                    raise RowProblem(f"{name}.{key}", f"expected a regex matchable in linear time, got {x[:80]!r} ({exc})") from None
                 except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}, 5,000 nested groups
                     raise RowProblem(f"{name}.{key}", f"expected a valid regex, got {x[:80]!r} ({exc})") from None
         failover = policy.get("auto_failover_policy") or {}

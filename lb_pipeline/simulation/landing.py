@@ -8,6 +8,7 @@ A file that does not parse is left out and named in the notes, as ingest would q
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pandas as pd
 from lb_pipeline.errors import LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.formats.brokers import parse_local_broker_data
+from lb_pipeline.formats.cluster import parse_isolation_policies
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.bundles import topic_hash
 from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes
@@ -126,8 +128,13 @@ def _policies(d: Path, root: Path, notes: list[str]) -> tuple[dict, dict, dict]:
     for domain, v in (_read(d / layout.FAILURE_DOMAINS, root, notes) or {}).items():
         for b in (v or {}).get("brokers", []) if isinstance(v, dict) else []:
             domains[b] = domain
-    isolation = _read(d / layout.ISOLATION_POLICIES, root, notes)
-    return groups, domains, isolation if isinstance(isolation, dict) else {}
+    path = d / layout.ISOLATION_POLICIES
+    try:  # the policies ingest would land, each bad one named
+        rows, problems = parse_isolation_policies(_read(path, root, notes) or {})
+    except FileProblem as exc:
+        rows, problems = [], [exc.problem]
+    notes += [f"{path}: {p.field}: {p.reason}; left out" for p in problems]
+    return groups, domains, {r["key"]: json.loads(r["value"]) for r in rows}
 
 
 def _refused(path: Path, root: Path) -> str | None:

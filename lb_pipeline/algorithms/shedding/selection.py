@@ -32,6 +32,7 @@ from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.avg_shedder import AvgShedder
 from lb_pipeline.algorithms.shedding.common import LoadData, weights_of
 from lb_pipeline.algorithms.shedding.frame import DEFAULT_RATE, DEFAULT_THROUGHPUT, SYSTEM_NAMESPACE, namespace_of
+from lb_pipeline.model import regex
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.javahash import JavaHashMap
 
@@ -55,17 +56,25 @@ class IsolationPolicy:
         if failover.get("policy_type", "min_available") != "min_available":
             raise ValueError(f"isolation policy {name!r}: unknown auto_failover_policy {failover.get('policy_type')!r}")
         params = failover.get("parameters") or {}
-        return cls(name, tuple(data.get("namespaces") or ()), tuple(data.get("primary") or ()),
-                   tuple(data.get("secondary") or ()), int(params.get("min_limit", 1)))
+        policy = cls(name, tuple(data.get("namespaces") or ()), tuple(data.get("primary") or ()),
+                     tuple(data.get("secondary") or ()), int(params.get("min_limit", 1)))
+        for key in ("namespaces", "primary", "secondary"):
+            for r in getattr(policy, key):
+                try:
+                    regex.compile_whole(r)
+                except (regex.Unsupported, re.error) as exc:
+                    raise ValueError(f"isolation policy {name!r}: {key} regex {r[:80]!r}: {exc}") from None
+        return policy
 
+    # Pattern.matcher(…).matches() in Pulsar; here a matcher linear in the name, so a hostile regex cannot hang
     def matches(self, namespace: str) -> bool:
-        return any(re.fullmatch(r, namespace) for r in self.namespaces)
+        return any(regex.fullmatch(r, namespace) for r in self.namespaces)
 
     def is_primary(self, host: str) -> bool:
-        return any(re.fullmatch(r, host) for r in self.primary)
+        return any(regex.fullmatch(r, host) for r in self.primary)
 
     def is_secondary(self, host: str) -> bool:
-        return any(re.fullmatch(r, host) for r in self.secondary)
+        return any(regex.fullmatch(r, host) for r in self.secondary)
 
 
 def isolation_policies(data: dict | None) -> list[IsolationPolicy]:
