@@ -2,10 +2,12 @@
 
 import json
 import shlex
+import shutil
 
 import pytest
 
 from lb_pipeline.cli import main
+from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.generate import generate
 from lb_pipeline.snapshots.load import load_snapshot
 from lb_pipeline.whatif import commands
@@ -64,3 +66,18 @@ def test_cli_names_the_missing_file_in_one_line(tmp_path, capsys):
     assert main(["whatif", "split", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert "manifest.json" in err and "\n" not in err
+
+
+def test_whatif_shed_applies_a_catastrophic_policy_and_names_one_it_cannot_match(busy_snapshot, tmp_path, capsys):
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    policies = snap / layout.ISOLATION_POLICIES
+    # (.|.|.|.|.|.)*x fails on every namespace and broker host after 6^n tries for a backtracking engine
+    policies.write_text(json.dumps({"slow": {"namespaces": ["(.|.|.|.|.|.)*x"], "primary": ["(.|.|.|.|.|.)*x"]}}))
+    assert main(["whatif", "shed", str(snap), "--all", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    policies.write_text(json.dumps({"backref": {"namespaces": ["x/y"], "primary": ["(a)\\1"]}}))
+    assert main(["whatif", "shed", str(snap), "--all"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"lb-pipeline: {policies}: field 'backref.primary': expected a regex matchable in linear time, got '(a)\\\\1' "
+        "(a backreference)")

@@ -6,6 +6,7 @@ one cluster fits in memory. Malformed files raise :class:`InputError` naming the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +73,11 @@ def _json(root: Path, rel: str, required: bool = True):
         raise InputError(str(path), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
 
 
+def _refuse(path: Path, problems: list) -> None:
+    if problems:
+        raise InputError(str(path), problems[0].field, problems[0].reason.removeprefix("expected "))
+
+
 def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_topics: bool = True) -> Snapshot:
     """``with_topics=False`` skips the topic-level stats (the largest files) for callers that do not read them."""
     root = Path(directory)
@@ -79,8 +85,7 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
         raise InputError(str(root), "(directory)", "a snapshot directory")
     manifest = _json(root, layout.MANIFEST)
     rows, problems = cp.parse_manifest(manifest)
-    if problems:
-        raise InputError(str(root / layout.MANIFEST), problems[0].field, problems[0].reason.removeprefix("expected "))
+    _refuse(root / layout.MANIFEST, problems)
     brokers, leader = rows[0]["brokers"], rows[0]["leader"]
     missing = set(rows[0]["missing_parts"])
     reports, topics, ownership = {}, {}, {}
@@ -96,8 +101,7 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     for f in sorted((root / "namespaces").rglob("*.json")):
         ns = str(f.relative_to(root / "namespaces"))[: -len(".json")]
         ns_rows, problems = cp.parse_namespace(_json(root, str(f.relative_to(root))), ns)
-        if problems:
-            raise InputError(str(f), problems[0].field, problems[0].reason.removeprefix("expected "))
+        _refuse(f, problems)
         ns = ns_rows[0]["namespace"]  # the file's own name for it (a ':' cannot be in a file name)
         layouts[ns] = NamespaceBundles(ns, parse_boundaries(ns_rows[0]["boundaries"]))
         groups[ns] = ns_rows[0]["anti_affinity_group"]
@@ -110,6 +114,8 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
         for b in (v or {}).get("brokers", []):
             domains[b] = domain
-    isolation = _json(root, layout.ISOLATION_POLICIES, required=False) or {}
+    policies, problems = cp.parse_isolation_policies(_json(root, layout.ISOLATION_POLICIES, required=False) or {})
+    _refuse(root / layout.ISOLATION_POLICIES, problems)  # a policy ingest would quarantine
+    isolation = {r["key"]: json.loads(r["value"]) for r in policies}
     return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
                     config_from_snapshot(runtime or {}, dynamic or {}, profile), domains, isolation)
