@@ -22,6 +22,15 @@ def test_the_collector_is_paused_inside_and_running_again_after(collector_enable
     assert gc.isenabled()
 
 
+def test_as_a_decorator_it_pauses_every_call_and_returns_the_result(collector_enabled):
+    @collector_paused()
+    def replay(n):
+        return [gc.isenabled() for _ in range(n)]
+
+    assert replay(2) == [False, False] and gc.isenabled()
+    assert replay(1) == [False] and gc.isenabled()
+
+
 def test_the_collector_runs_again_when_the_work_raises(collector_enabled):
     with pytest.raises(ValueError), collector_paused():
         raise ValueError("a parser bug")

@@ -28,6 +28,7 @@ from lb_pipeline.formats.cluster import ISOLATION_SOURCE
 from lb_pipeline.model.bundles import Bundle, parse_range
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.whatif import commands
+from lb_pipeline.workers import collector_paused
 
 KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 CYCLE_NOTE = "one replay cycle per snapshot"
@@ -115,6 +116,7 @@ SHEDDING_SCHEMA = (
 )
 
 
+@collector_paused()  # 6.8 → 5.5 s of CPU for the day of preset M
 def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.DataFrame:
     modular = {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
     transfer, derived = TransferShedder(), DerivedLoadState()
@@ -177,6 +179,7 @@ SPLIT_TRIGGER_SCHEMA = (
 )
 
 
+@collector_paused()  # 2.6 → 2.2 s
 def _replay_split_triggers(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
     strategies: dict[str, ExtensibleSplitStrategy] = {}
     out = []
