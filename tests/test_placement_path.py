@@ -9,6 +9,7 @@ from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import ModularShedding
 from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate, RoundRobinBrokerSelector
 from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement, isolation_policies
+from lb_pipeline.model import regex
 from lb_pipeline.model.config import PulsarConfig
 from tests.test_shedders_modular import bdata, broker
 
@@ -56,6 +57,22 @@ def test_a_policy_whose_regexes_backtrack_catastrophically_places_as_its_plain_t
         assert hostile == candidates(".*x", ".*x", bundle)
         assert hostile == (["broker-x:8080"] if bundle.startswith("tenant/pinned/") else
                            ["broker-0.pulsar.svc:8080", "broker-1.pulsar.svc:8080"])
+
+
+def test_a_policy_of_thousands_of_regexes_is_compiled_once_for_all_snapshots_and_placements(monkeypatch):
+    compiled, real = [], regex.compile_whole
+    monkeypatch.setattr(regex, "compile_whole", lambda p: compiled.append(p) or real(p))
+    policy = {"namespaces": [f"t-{i}/volume-.*" for i in range(3_000)],
+              "primary": [f"volume-{i}\\.svc" for i in range(3_000)]}
+    load = cluster({**{f"volume-{b}.svc:8080": 10 for b in range(20)}, "shared:8080": 10})
+    placement = ModularPlacement(LeastLongTermMessageRate())
+    for _ in range(3):  # three snapshots carrying the same policy
+        state = ClusterState(list(load.brokers), isolation_policies({"big": policy}))
+        for i in range(5):
+            assert placement.namespace_policy_candidates(f"acme/orders-{i}/0x0_0x1", load, state) == ["shared:8080"]
+        pinned = placement.namespace_policy_candidates("t-7/volume-x/0x0_0x1", load, state)
+        assert sorted(pinned) == sorted(b for b in load.brokers if b != "shared:8080")
+    assert sorted(compiled) == sorted(policy["namespaces"] + policy["primary"])
 
 
 def test_an_isolation_policy_with_a_backreference_is_refused_by_name():

@@ -40,7 +40,7 @@ def test_it_answers_as_re_fullmatch_on_random_patterns_and_names():
         for _ in range(8):
             subject = "".join(rnd.choice("abA-.1_\n {}x") for _ in range(rnd.randint(0, 7)))
             expected = re.fullmatch(pattern, subject) is not None
-            assert regex.fullmatch(pattern, subject) == expected, (pattern, subject)
+            assert regex.fullmatch_any((pattern,), subject) == expected, (pattern, subject)
             checked, matched = checked + 1, matched + expected
     assert matched > checked * 0.05  # the draws match often enough for the comparison to mean something
 
@@ -55,7 +55,7 @@ def test_it_answers_as_re_fullmatch_on_random_patterns_and_names():
 ])
 def test_a_regex_that_backtracks_catastrophically_is_answered_at_once(pattern, subject, expected):
     # re.fullmatch does not return on the failing ones: exponential in the length; 40 characters already take hours
-    assert regex.fullmatch(pattern, subject) is expected
+    assert regex.fullmatch_any((pattern,), subject) is expected
 
 
 @pytest.mark.parametrize("pattern, reason", [
@@ -77,7 +77,14 @@ def test_what_needs_a_backtracking_engine_is_refused_with_the_reason(pattern, re
 
 
 def test_three_octal_digits_are_a_character_not_a_backreference():
-    assert regex.fullmatch(r"\141\0", "a\0") and regex.fullmatch(r"[\]]\x5d", "]]")
+    assert regex.fullmatch_any((r"\141\0",), "a\0") and regex.fullmatch_any((r"[\]]\x5d",), "]]")
+
+
+def test_any_of_a_list_matches_and_an_error_names_the_pattern():
+    assert regex.fullmatch_any(("broker-1", "broker-[2-4]"), "broker-3")
+    assert not regex.fullmatch_any(("broker-1", "broker-[2-4]"), "broker-5")
+    with pytest.raises(regex.Unsupported, match=re.escape("'(a)\\\\1': a backreference")):
+        regex.compile_all(("ok", r"(a)\1"))
 
 
 def test_an_invalid_pattern_raises_what_re_raises():
