@@ -109,7 +109,8 @@ def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
                 try:
                     regex.compile_whole(x)  # the replays match with it: linear in the name, whatever the regex
                 except regex.Unsupported as exc:  # (a)\1, (?=a): a backtracking engine's constructs
-                    raise RowProblem(f"{name}.{key}", f"expected a regex matchable in linear time, got {x[:80]!r} ({exc})") from None
+                    raise RowProblem(f"{name}.{key}",
+                                     f"expected a regex matchable in linear time, got {x[:80]!r} ({exc})") from None
                 except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}, 5,000 nested groups
                     raise RowProblem(f"{name}.{key}", f"expected a valid regex, got {x[:80]!r} ({exc})") from None
         failover = policy.get("auto_failover_policy") or {}

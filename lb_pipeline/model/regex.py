@@ -10,7 +10,7 @@ the answer of ``re.fullmatch`` for every pattern it accepts, in O(len(pattern) Ã
 Python's ``re`` still decides what each single character means (literals, escapes, classes, ``.``, under the
 flags in force): only the structure (sequence, alternation, repetition, anchors) is ours. What a Pike VM cannot
 match (backreferences, lookaround, atomic groups, possessive quantifiers, conditionals) raises :class:`Unsupported`
-with the reason, and so does a pattern whose counted repeats unroll past ``MAX_STEPS`` instructions.
+with the reason, and so does a pattern whose counted repeats unroll past ``MAX_INSTRUCTIONS``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 import warnings
 from functools import lru_cache
 
-MAX_STEPS = 20_000  # instructions after unrolling {m,n}: a host or namespace regex needs a few hundred at most
+MAX_INSTRUCTIONS = 20_000  # after unrolling {m,n}: a host or namespace regex needs a few hundred at most
 
 _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE, "x": re.VERBOSE, "a": re.ASCII, "u": 0, "L": 0}
 _ASSERTIONS = {"A": "begin", "Z": "end", "b": "boundary", "B": "not_boundary"}
@@ -178,8 +178,8 @@ def _emit(node, prog: list) -> None:
             prog[j] = ("jmp", len(prog))
     else:
         _repeat(node[1], node[2], node[3], prog)
-    if len(prog) > MAX_STEPS:
-        raise Unsupported(f"over {MAX_STEPS:,} steps once its counted repeats are unrolled")
+    if len(prog) > MAX_INSTRUCTIONS:
+        raise Unsupported(f"over {MAX_INSTRUCTIONS:,} instructions once its counted repeats are unrolled")
 
 
 def _repeat(body, lo: int, hi: int | None, prog: list) -> None:
@@ -188,8 +188,8 @@ def _repeat(body, lo: int, hi: int | None, prog: list) -> None:
     size = len(prog) - start
     if size == 0:
         return  # an empty body repeated is empty
-    if start + size * (lo + (hi - lo if hi is not None else 1)) + 2 > MAX_STEPS:
-        raise Unsupported(f"over {MAX_STEPS:,} steps once its counted repeats are unrolled")
+    if start + size * (lo + (hi - lo if hi is not None else 1)) + 2 > MAX_INSTRUCTIONS:
+        raise Unsupported(f"over {MAX_INSTRUCTIONS:,} instructions once its counted repeats are unrolled")
     del prog[start:]
     for _ in range(lo):
         _emit(body, prog)
@@ -286,5 +286,5 @@ def compile_all(patterns: tuple[str, ...]) -> tuple:
 @lru_cache(maxsize=65_536)
 def fullmatch_any(patterns: tuple[str, ...], subject: str) -> bool:
     """Whether one of ``patterns`` matches all of ``subject`` (``re.fullmatch`` of any; a policy's list, as Pulsar's
-    ``anyMatch``), in steps linear in ``len(subject)``. Cached: the same policy comes back with every snapshot and every placement."""
+    ``anyMatch``), in steps linear in ``len(subject)``. Cached: a policy comes back with every snapshot."""
     return any(_matches(prog, subject) for prog in compile_all(patterns))
