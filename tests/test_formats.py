@@ -5,7 +5,7 @@ import json
 import pytest
 
 from lb_pipeline.formats import brokers, cluster, topics
-from lb_pipeline.formats.values import FileProblem, RowProblem, boolean, integer, load_json, num, topic_namespace
+from lb_pipeline.formats.values import FileProblem, Problem, RowProblem, boolean, integer, load_json, num, topic_namespace
 
 
 @pytest.mark.parametrize("content, why", [
@@ -199,3 +199,11 @@ def test_half_a_surrogate_pair_quarantines_its_row_and_the_others_land():
     assert [r["topic"] for r in good] == ["persistent://t/ns/b\U0001F600"]
     assert [q["field"] for q in bad] == ["topic"] and "persistent://t/ns/a\\\\ud800" in bad[0]["reason"]
     json.dumps([*good, *bad], default=str, ensure_ascii=False).encode("utf-8")
+
+
+def test_the_policy_map_holds_what_ingest_would_land_and_names_the_rest():
+    policies, problems = cluster.isolation_policy_map({"ok": {"namespaces": ["a/b"], "primary": ["b.*"]},
+                                                       "backref": {"namespaces": ["x/y"], "primary": [r"(a)\1"]}})
+    assert policies == {"ok": {"namespaces": ["a/b"], "primary": ["b.*"]}}
+    assert [p.field for p in problems] == ["backref.primary"]
+    assert cluster.isolation_policy_map("not an object") == ({}, [Problem("(root)", "expected a JSON object, got a string", True)])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from lb_pipeline.formats.values import Problem, Row, RowProblem, _kind, _obj, _rows, boolean, integer, text
+from lb_pipeline.formats.values import FileProblem, Problem, Row, RowProblem, _kind, _obj, _rows, boolean, integer, text
 from lb_pipeline.model import names, regex
 
 ISOLATION_SOURCE = "isolation-policies"  # bronze/config rows holding one isolation policy each (value: its JSON)
@@ -123,3 +123,13 @@ def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
         return {"source": ISOLATION_SOURCE, "key": name, "value": json.dumps(policy, sort_keys=True)}
 
     return _rows(doc.items(), make)
+
+
+def isolation_policy_map(doc) -> tuple[dict[str, dict], list[Problem]]:
+    """For readers of a landing folder without Spark: the policies ingest would land (name → policy) and the
+    problems it would quarantine, a root that is not an object among them."""
+    try:
+        rows, problems = parse_isolation_policies(doc)
+    except FileProblem as exc:
+        return {}, [exc.problem]
+    return {r["key"]: json.loads(r["value"]) for r in rows}, problems

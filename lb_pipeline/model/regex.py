@@ -24,6 +24,8 @@ MAX_INSTRUCTIONS = 20_000  # after unrolling {m,n}: a host or namespace regex ne
 _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE, "x": re.VERBOSE, "a": re.ASCII, "u": 0, "L": 0}
 _ASSERTIONS = {"A": "begin", "Z": "end", "b": "boundary", "B": "not_boundary"}
 _HEX_LENGTH = {"x": 2, "u": 4, "U": 8}
+_REFUSED_GROUPS = {"=": "a lookaround", "!": "a lookaround", "<": "a lookaround", "P": "a backreference",
+                   ">": "an atomic group", "(": "a conditional group"}  # what follows "(?"
 _OCTAL = "01234567"
 _WHITESPACE = " \t\n\r\v\f"  # what verbose mode skips (re's WHITESPACE, not str.isspace)
 _BOUNDS = re.compile(r"(\d*)(,?)(\d*)\}")
@@ -99,10 +101,8 @@ class _Parser:
         if c == "#":
             self.i = self.p.index(")", self.i) + 1
             return None
-        refused = {"=": "a lookaround", "!": "a lookaround", "<": "a lookaround", "P": "a backreference",
-                   ">": "an atomic group", "(": "a conditional group"}
-        if c in refused:
-            raise Unsupported(refused[c])
+        if c in _REFUSED_GROUPS:
+            raise Unsupported(_REFUSED_GROUPS[c])
         self.i -= 1
         on, _, off = self.p[self.i:self.p.index(":", self.i)].partition("-")
         self.i += len(on) + bool(off) + len(off) + 1
@@ -234,8 +234,15 @@ def _holds(kind: str, flags: int, s: str, pos: int) -> bool:
         word = _char(r"\w", flags & re.ASCII)
         edge = (pos > 0 and word(s[pos - 1]) is not None) != (pos < n and word(s[pos]) is not None)
         return edge == (kind == "boundary")
-    return {"begin": pos == 0, "end": pos == n, "end_or_newline": pos == n or (pos == n - 1 and s[pos] == "\n"),
-            "line_start": pos == 0 or s[pos - 1] == "\n", "line_end": pos == n or s[pos] == "\n"}[kind]
+    if kind == "begin":
+        return pos == 0
+    if kind == "end":
+        return pos == n
+    if kind == "end_or_newline":
+        return pos == n or (pos == n - 1 and s[pos] == "\n")
+    if kind == "line_start":
+        return pos == 0 or s[pos - 1] == "\n"
+    return pos == n or s[pos] == "\n"  # line_end
 
 
 def _closure(prog: tuple, starts: list, s: str, pos: int) -> tuple[list, bool]:

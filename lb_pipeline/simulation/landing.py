@@ -8,7 +8,6 @@ A file that does not parse is left out and named in the notes, as ingest would q
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pandas as pd
 from lb_pipeline.errors import LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.formats.brokers import parse_local_broker_data
-from lb_pipeline.formats.cluster import parse_isolation_policies
+from lb_pipeline.formats.cluster import isolation_policy_map
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.bundles import topic_hash
 from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes
@@ -129,12 +128,9 @@ def _policies(d: Path, root: Path, notes: list[str]) -> tuple[dict, dict, dict]:
         for b in (v or {}).get("brokers", []) if isinstance(v, dict) else []:
             domains[b] = domain
     path = d / layout.ISOLATION_POLICIES
-    try:  # the policies ingest would land, each bad one named
-        rows, problems = parse_isolation_policies(_read(path, root, notes) or {})
-    except FileProblem as exc:
-        rows, problems = [], [exc.problem]
+    isolation, problems = isolation_policy_map(_read(path, root, notes) or {})
     notes += [f"{path}: {p.field}: {p.reason}; left out" for p in problems]
-    return groups, domains, {r["key"]: json.loads(r["value"]) for r in rows}
+    return groups, domains, isolation
 
 
 def _refused(path: Path, root: Path) -> str | None:

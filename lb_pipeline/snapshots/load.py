@@ -6,7 +6,6 @@ one cluster fits in memory. Malformed files raise :class:`InputError` naming the
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,8 +113,7 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
         for b in (v or {}).get("brokers", []):
             domains[b] = domain
-    policies, problems = cp.parse_isolation_policies(_json(root, layout.ISOLATION_POLICIES, required=False) or {})
+    isolation, problems = cp.isolation_policy_map(_json(root, layout.ISOLATION_POLICIES, required=False) or {})
     _refuse(root / layout.ISOLATION_POLICIES, problems)  # a policy ingest would quarantine
-    isolation = {r["key"]: json.loads(r["value"]) for r in policies}
     return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
                     config_from_snapshot(runtime or {}, dynamic or {}, profile), domains, isolation)
