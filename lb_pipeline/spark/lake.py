@@ -47,6 +47,34 @@ def _equals(item: tuple[str, str | list[str]]) -> str:
     return f"{column} = '{value}'"
 
 
+OUTSIDE = "lb_pipeline: a row outside the slice being written:"
+
+
+def _inside(df, slice_: dict):
+    """``df`` whose write fails at the first row outside ``slice_`` (column → value or values), naming that row's
+    values.
+
+    Delta checks ``replaceWhere`` only against a table that exists, so a first write would land rows of any day.
+    Checking the rows in the write's own pass holds every write to its slice, the first one included, with no
+    second pass over the data and no empty commit to create the table first."""
+    from pyspark.sql import functions as F
+
+    held = None
+    for column, value in slice_.items():
+        test = F.col(column).isin(list(value)) if isinstance(value, (list, tuple)) else F.col(column) == F.lit(value)
+        held = test if held is None else held & test
+    found = F.to_json(F.struct(*slice_), {"ignoreNullFields": "false"})
+    return df.withColumn(PARTITION_COLUMN, F.when(held, F.col(PARTITION_COLUMN))
+                         .otherwise(F.raise_error(F.concat(F.lit(OUTSIDE + " "), found))))
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc)
+    if OUTSIDE in text:
+        return "a row with " + text[text.index(OUTSIDE) + len(OUTSIDE):].split(" SQLSTATE")[0].splitlines()[0].strip()
+    return "Delta: " + text.strip().splitlines()[0]
+
+
 @dataclass(frozen=True)
 class WriteResult:
     path: str
@@ -71,33 +99,29 @@ class Lake:
     def write_partition(self, df, layer: str, table: str, partition: str, where: dict[str, str] | None = None) -> WriteResult:
         """Replace one ``snapshot_date`` partition of a Delta table with ``df`` (creating the table if needed).
 
-        ``df`` must only hold rows of that partition; Delta refuses the write otherwise, which protects the
-        other days from a buggy transform. ``where`` narrows the replaced slice further (column → value, or → a
+        ``df`` must only hold rows of that partition; the write fails otherwise and commits nothing, which
+        protects the other days from a buggy transform. ``where`` narrows the replaced slice further (column → value, or → a
         list of values), for tables that several writers fill (validation results of different tables, say).
         """
         path = self.path(layer, table)
         if PARTITION_COLUMN not in df.columns:
             raise ValueError(f"{layer}/{table}: rows need a {PARTITION_COLUMN} column to be written per partition")
-        if not self.exists(df.sparkSession, layer, table):
-            # Delta checks replaceWhere only against an existing table: create it empty first (no rows are
-            # computed), so that the first write is checked as every later one, without a pass over the data.
-            _retry_conflicts(lambda: df.limit(0).write.format("delta").mode("append").partitionBy(PARTITION_COLUMN)
-                             .save(path), f"{layer}/{table}")
+        slice_ = {PARTITION_COLUMN: partition, **(where or {})}
         writer = (
-            df.write.format("delta")
+            _inside(df, slice_).write.format("delta")
             .mode("overwrite")
-            .option("replaceWhere", " AND ".join([f"{PARTITION_COLUMN} = '{partition}'", *map(_equals, (where or {}).items())]))
+            .option("replaceWhere", " AND ".join(map(_equals, slice_.items())))
             .option("mergeSchema", "true")
             .partitionBy(PARTITION_COLUMN)
         )
         try:
             _retry_conflicts(lambda: writer.save(path), f"{layer}/{table}")
         except Exception as exc:
-            if "DELTA_REPLACE_WHERE_MISMATCH" not in str(exc):
+            if OUTSIDE not in str(exc) and "DELTA_REPLACE_WHERE_MISMATCH" not in str(exc):
                 raise
             outside = f" or outside {where}" if where else ""
             raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of another partition{outside} "
-                             f"(Delta: {str(exc).strip().splitlines()[0]})") from None
+                             f"({_first_line(exc)})") from None
         # The commit's own metrics give the row count: no second Spark job over the data.
         version, metrics = self._last_commit(df.sparkSession, path)
         return WriteResult(path=path, rows=int(metrics.get("numOutputRows", 0)), version=version)
