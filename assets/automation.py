@@ -16,6 +16,7 @@ import dagster as dg
 
 from assets.partitions import partition_problem
 from assets.resources import LandingResource
+from lb_pipeline.ingest.landing import shown
 from lb_pipeline.snapshots.layout import MANIFEST, iter_snapshot_dirs, snapshot_day
 
 nightly_job = dg.define_asset_job("nightly", selection=dg.AssetSelection.all(),
@@ -37,7 +38,7 @@ def landing_sensor(context: dg.SensorEvaluationContext, landing: LandingResource
     landed: dict[str, float] = {}  # day → when its newest new snapshot was complete (manifest written)
     skipped = []
     for snap in iter_snapshot_dirs(landing.folder):
-        cluster, name = snap.parent.name, snap.name
+        cluster, name = shown(snap.parent.name), shown(snap.name)  # run keys and the log are UTF-8 text
         if not (snap / MANIFEST).is_file() or name <= seen.get(cluster, ""):
             continue  # incomplete (still being written) or already handled
         day = snapshot_day(name)

@@ -21,7 +21,7 @@ from assets.definitions import defs
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 from assets.partitions import partition_problem
 from lb_pipeline.errors import LbError
-from lb_pipeline.ingest.landing import local_path
+from lb_pipeline.ingest.landing import local_path, shown
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
 
@@ -37,7 +37,7 @@ def days_in(landing: str) -> tuple[list[str], list[str]]:
         day = snapshot_day(d.name)
         problem = partition_problem(day) if day else "not a snapshot time (YYYY-MM-DDTHH-MM-SSZ)"
         if problem:
-            skipped.append(f"{d}: {problem}")
+            skipped.append(f"{shown(str(d))}: {problem}")  # a name that is not UTF-8 would crash a strict terminal
         else:
             days.add(day)
     return sorted(days), skipped

@@ -68,8 +68,9 @@ def _ingest(args) -> int:
 
 
 def _validate_snapshot(args) -> int:
-    from lb_pipeline.snapshots.layout import MANIFEST
+    from lb_pipeline.ingest.landing import shown
     from lb_pipeline.ingest.validate import validate_snapshot
+    from lb_pipeline.snapshots.layout import MANIFEST
 
     roots = [Path(d) for d in args.dirs]
     dirs = [m.parent for r in roots for m in sorted(r.rglob(MANIFEST))] if args.recursive else roots
@@ -79,7 +80,7 @@ def _validate_snapshot(args) -> int:
     for d in dirs:
         findings = validate_snapshot(d, tolerance=args.tolerance)
         bad += bool(findings)
-        print(f"{d}: {'OK' if not findings else f'{len(findings)} problem(s)'}")
+        print(f"{shown(str(d))}: {'OK' if not findings else f'{len(findings)} problem(s)'}")
         for f in findings[: args.max_findings]:
             print(f"  {f}")
         if len(findings) > args.max_findings:

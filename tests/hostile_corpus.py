@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 66 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 70 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from lb_pipeline.ingest.landing import shown
 from lb_pipeline.snapshots import layout
 from tests.conftest import DEMO_DAY
 
@@ -21,11 +22,12 @@ class Corpus:
     delta: dict[tuple[str, str], int] = field(default_factory=dict)  # (table, file) → rows it must lose (<0) or gain
     dead: set[str] = field(default_factory=set)  # files or snapshot dirs of which nothing may land
     copies: dict[str, str] = field(default_factory=dict)  # snapshot copied under a new time → the one it copies
+    real: dict[str, Path] = field(default_factory=dict)  # path from landing, as stored (bytes escaped) → the path
 
     def kind(self, name: str, path: Path, where: str, lost: dict[str, int] | None = None):
-        rel = str(path.relative_to(self.landing))
+        rel = shown(str(path.relative_to(self.landing)))
         assert name not in self.kinds and rel not in {k[0] for k in self.kinds.values()}, name
-        self.kinds[name] = (rel, where)
+        self.kinds[name], self.real[rel] = (rel, where), path
         if lost is None:
             self.dead.add(rel)
         for table, n in (lost or {}).items():
@@ -210,6 +212,15 @@ def build(landing: Path, outside: Path) -> Corpus:
     shutil.copytree(s[1] / "cluster", cluster / f"{s[3].name}-copy/cluster")
     c.kind("duplicated snapshot directory", cluster / f"{s[3].name}-copy", "(directory)")
     (cluster / "yesterday").mkdir(); (cluster / "2099-01-01T00-00-00Z").mkdir()  # other days: the run skips them
+    # names that are not UTF-8 (Python carries the bytes as lone surrogates, which Spark and a strict terminal refuse),
+    # and a cluster folder Pulsar could not have named: refused by name, stored with the bytes escaped, nothing read
+    for name, folder in (("cluster folder not UTF-8", landing / os.fsdecode(b"bad\xffcluster")),
+                         ("cluster folder Pulsar cannot name", landing / "acme cluster")):
+        shutil.copytree(s[1], folder / s[1].name); c.kind(name, folder / s[1].name, "(directory)")
+    odd = cluster / os.fsdecode(f"{DEMO_DAY}T".encode() + b"\xff")
+    (odd / "lb/brokers").mkdir(parents=True); shutil.copy(b0[4], odd / "lb/brokers" / b0[4].name)
+    c.kind("snapshot folder not UTF-8", odd, "(directory)")
+    shutil.copy(t0[3], s3 / "topics" / os.fsdecode(b"\xfe\xff.json")); c.kind("file name not UTF-8", s3 / "topics" / os.fsdecode(b"\xfe\xff.json"), "(path)")
 
     # manifests: nothing of the snapshot lands
     m = [d / layout.MANIFEST for d in dead]

@@ -92,3 +92,41 @@ def test_empty_files_and_directories_are_listed_for_the_quarantine(snapshot):
     listing, _, _ = _listed(snapshot)
     assert [f.rsplit("/", 1)[-1] for f in listing.empty_files] == ["empty_8080.json"]
     assert [d.rsplit("/", 1)[-1] for d in listing.empty_dirs] == [f"{DAY}T09-30-00Z"]
+
+
+def test_names_that_are_not_utf8_are_refused_with_their_bytes_escaped(snapshot):
+    """Python carries such bytes as lone surrogates, which neither Spark nor a strict UTF-8 terminal takes."""
+    import shutil
+
+    landing = snapshot.parents[1]
+    shutil.copytree(snapshot, landing / os.fsdecode(b"bad\xffc") / snapshot.name)
+    shutil.copytree(snapshot, landing / "a b" / snapshot.name)  # Pulsar's NamedEntity rule has no space
+    shutil.copytree(snapshot, landing / "c2:x=y_z.1" / snapshot.name)  # every character it allows
+    (landing / "c1" / os.fsdecode(f"{DAY}T".encode() + b"\xfe")).mkdir()
+    (snapshot / "topics" / os.fsdecode(b"\xc3(.json")).write_text("{}")
+    listing = list_day(None, str(landing), DAY, GLOBS)
+    refused = {uri.removeprefix(f"file:{landing}/"): (field, why) for uri, field, why in listing.refused}
+    assert set(refused) == {f"bad\\xffc/{snapshot.name}", f"a b/{snapshot.name}", f"c1/{DAY}T\\xfe",
+                            f"c1/{snapshot.name}/topics/\\xc3(.json"}
+    assert all(why.encode("utf-8") for _, why in refused.values())  # no lone surrogate anywhere
+    assert refused[f"bad\\xffc/{snapshot.name}"] == ("(directory)", "expected a cluster folder named as Pulsar names "
+        "clusters (a cluster may only hold letters, digits and _ - = : . (Pulsar's NamedEntity rule), got "
+        "'bad\\\\xffc'): nothing of it read")
+    assert refused[f"c1/{DAY}T\\xfe"][0] == "(directory)" and refused[f"c1/{snapshot.name}/topics/\\xc3(.json"][0] == "(path)"
+    assert sum(f.startswith(f"file:{landing}/c2:x=y_z.1/") for f in listing.files["topic_stats"]) == 1
+    assert not any("bad" in f or "a b" in f for fs in listing.files.values() for f in fs)  # nothing of them read
+
+
+def test_validate_snapshot_names_a_folder_that_is_not_utf8_on_a_strict_terminal(snapshot):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bad = snapshot.parents[1] / os.fsdecode(b"bad\xffc") / snapshot.name
+    shutil.copytree(snapshot, bad)
+    run = subprocess.run([sys.executable, "-m", "lb_pipeline.cli", "validate-snapshot", bad], capture_output=True,
+                         env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"}, cwd=Path(__file__).parents[1])
+    out = run.stdout.decode("utf-8")
+    assert run.returncode == 1, run.stderr.decode("utf-8", "replace")[-2000:]
+    assert f"bad\\xffc/{snapshot.name}: " in out and ".: (directory): expected a cluster folder named as Pulsar" in out

@@ -2,10 +2,12 @@
 
 A local landing folder is walked in Python without following links (``lstat``): only regular files inside it are
 ever opened. Refused, by name only (nothing read): symbolic links (dangling or not), devices, FIFOs and
-sockets; directory names that are not a snapshot time; file names the snapshot format never writes (only ASCII
-letters, digits and ``. _ - =``: a ``:`` or ``%`` would also confuse Hadoop paths); files larger than
-``max_bytes`` (``LB_MAX_FILE_BYTES``). Empty files and empty snapshot directories are listed too, because Spark's
-scans skip them silently. Ingest then reads exactly the listed files (``read_files``).
+sockets; the snapshots of a cluster folder Pulsar could not have named (its ``NamedEntity`` rule); directory
+names that are not a snapshot time; file names the snapshot format never writes (only ASCII letters, digits and
+``. _ - =``: a ``:`` or ``%`` would also confuse Hadoop paths); files larger than ``max_bytes``
+(``LB_MAX_FILE_BYTES``). A name that is not even UTF-8 is stored with those bytes escaped (``\xff``). Empty
+files and empty snapshot directories are listed too, because Spark's scans skip them silently. Ingest then reads
+exactly the listed files (``read_files``).
 
 A landing folder on another file system (``s3a://…``) has no links: it is listed through Hadoop's FileSystem
 (metadata only), with the same size, name and emptiness rules.
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from lb_pipeline.formats.values import max_file_bytes
+from lb_pipeline.model.names import entity_problem
 from lb_pipeline.snapshots.layout import TS_FORMAT, snapshot_day
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._=-]+")
@@ -59,11 +62,22 @@ def list_day(spark, landing: str, day: str, globs: dict[str, tuple[str, ...]], h
     return _list_hadoop(spark, landing, day, globs, limit)
 
 
+def shown(path: str) -> str:
+    """A local path as text a table can store: bytes of a name that are not UTF-8 (which Python carries as lone
+    surrogates, and Spark cannot take) written as ``\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _cluster_problem(name: str) -> str | None:
+    problem = entity_problem(shown(name), "cluster")
+    return problem and f"expected a cluster folder named as Pulsar names clusters ({problem}): nothing of it read"
+
+
 def _classify(out: DayListing, uri: str, relative: str, size: int, globs, limit: int) -> None:
     parts = relative.split("/")
     if not all(_SAFE_NAME.fullmatch(p) for p in parts):
-        out.refused.append((uri, "(path)", "expected a file name of the snapshot format (letters, digits and . _ - ="
-                                           " only), got " + repr(relative)))
+        out.refused.append((shown(uri), "(path)", "expected a file name of the snapshot format (letters, digits and . _ -"
+                                                  " = only), got " + repr(shown(relative))))
     elif size == 0:
         out.empty_files.append(uri)
     elif size > limit:
@@ -84,17 +98,17 @@ def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
     for cluster in sorted(os.scandir(root), key=lambda e: e.name):
         if cluster.name.startswith(".") or not cluster.is_dir(follow_symlinks=False):
             if cluster.is_symlink():
-                out.refused.append((f"file:{cluster.path}", "(path)", "refused: a symbolic link (never followed)"))
+                out.refused.append((shown(f"file:{cluster.path}"), "(path)", "refused: a symbolic link (never followed)"))
             continue
         for snap in sorted(os.scandir(cluster.path), key=lambda e: e.name):
             if snap.name.startswith(".") or not snap.name.startswith(f"{day}T"):
                 continue
-            uri = f"file:{snap.path}"
+            uri = shown(f"file:{snap.path}")
             if snap.is_symlink() or not snap.is_dir(follow_symlinks=False):
                 why = "a symbolic link (never followed)" if snap.is_symlink() else "not a directory"
                 out.refused.append((uri, "(path)", f"refused: {why}"))
             elif snapshot_day(snap.name) != day:
-                out.refused.append((uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {snap.name!r}"))
+                out.refused.append((uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {shown(snap.name)!r}"))
             else:
                 list_snapshot(out, snap.path, globs, limit)
     return out
@@ -102,7 +116,9 @@ def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
 
 def list_snapshot(out: DayListing, directory: str, globs, limit: int) -> DayListing:
     """Adds one local snapshot directory's files (by the same rules) to ``out``."""
-    if not _walk(out, directory, directory, globs, limit):
+    if problem := _cluster_problem(os.path.basename(os.path.dirname(directory))):
+        out.refused.append((shown(f"file:{directory}"), "(directory)", problem))
+    elif not _walk(out, directory, directory, globs, limit):
         out.empty_dirs.append(f"file:{directory}")
     return out
 
@@ -114,7 +130,7 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int) -> bool:
         uri, relative = f"file:{entry.path}", os.path.relpath(entry.path, top)
         info = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
-            out.refused.append((uri, "(path)", "refused: a symbolic link (never followed, not read)"))
+            out.refused.append((shown(uri), "(path)", "refused: a symbolic link (never followed, not read)"))
             seen = True
         elif stat.S_ISDIR(info.st_mode):
             seen = _walk(out, top, entry.path, globs, limit) or seen
@@ -122,7 +138,7 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int) -> bool:
             _classify(out, uri, relative, info.st_size, globs, limit)
             seen = True
         else:
-            out.refused.append((uri, "(path)", "refused: not a regular file (device, FIFO or socket; not read)"))
+            out.refused.append((shown(uri), "(path)", "refused: not a regular file (device, FIFO or socket; not read)"))
             seen = True
     return seen
 
@@ -137,6 +153,9 @@ def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing
         uri = st.getPath().toString()
         name = uri.rstrip("/").rsplit("/", 1)[-1]
         if not st.isDirectory():
+            continue
+        if problem := _cluster_problem(st.getPath().getParent().getName()):
+            out.refused.append((uri, "(directory)", problem))
             continue
         if snapshot_day(name) != day:
             out.refused.append((uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {name!r}"))

@@ -21,6 +21,7 @@ from lb_pipeline.formats import brokers as fb
 from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats import topics as ft
 from lb_pipeline.formats.values import FileProblem, encodable_rows, load_json, printable
+from lb_pipeline.ingest.landing import shown
 from lb_pipeline.ingest.snapshot_check import check_snapshot
 from lb_pipeline.ingest.tables import locate
 from lb_pipeline.model import bundles as bm
@@ -82,7 +83,7 @@ def _findings(root: Path, tolerance: float) -> list[Finding]:
         return [Finding(".", "(directory)", f"expected a directory named <cluster>/{layout.TS_FORMAT}, as collect and "
                                             "generate write them: ingest reads nothing else, so nothing else is checked")]
     ingest = check_snapshot(str(root))
-    prefix = f"file:{root}"
+    prefix = shown(f"file:{root}")  # as ingest stores paths (bytes that are not UTF-8 escaped)
     findings = [Finding(q["source_file"][len(prefix):].lstrip("/") or ".", q["field"], q["reason"])
                 for q in ingest.quarantined if q["field"] != "manifest.json"]
     if not ingest.manifest_usable:
