@@ -150,6 +150,22 @@ def test_each_expectation_catches_its_corruption(corrupted, suite, index):
         assert all(f"{c}={v}" in failure.describe() for c, v in key.items()) or len(failure.rows) > 3
 
 
+def test_the_cached_view_holds_only_what_its_suite_reads_and_fails_alike(spark, samples):
+    for suite, (pdf, schema) in samples.items():
+        doc = load_suite(suite)
+        df = spark.createDataFrame(pdf, schema).withColumn("unread", F.lit("long text no expectation reads"))
+        kept = runner.only_what_the_suite_reads(df, suite)
+        assert set(kept.columns) == runner.suite_columns(suite) & set(df.columns), suite
+        assert "unread" not in kept.columns and set(doc["meta"]["index_columns"]) <= set(kept.columns), suite
+    # a column the suite needs and the table lacks is still GX's to report, not an error of the projection
+    pdf, schema = samples["bronze.topic_stats"]
+    df = spark.createDataFrame(pdf, schema).drop("backlog_size")
+    whole, kept = (validate(frame, "bronze.topic_stats") for frame in (df, runner.only_what_the_suite_reads(df, "bronze.topic_stats")))
+    found = lambda summary: [(f.expectation, f.column, f.severity, f.unexpected_count, f.unexpected_values)  # noqa: E731
+                             for f in summary.failures]  # (GX's "observed" lists the columns it was given)
+    assert found(kept) == found(whole) and any("missing column backlog_size" in f.describe() for f in kept.failures)
+
+
 @pytest.mark.parametrize("column", ["msg_rate_in", "msg_throughput_out"])
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_rates_must_be_finite(spark, samples, column, value):
