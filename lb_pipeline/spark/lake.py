@@ -100,8 +100,9 @@ class Lake:
         """Replace one ``snapshot_date`` partition of a Delta table with ``df`` (creating the table if needed).
 
         ``df`` must only hold rows of that partition; the write fails otherwise and commits nothing, which
-        protects the other days from a buggy transform. ``where`` narrows the replaced slice further (column → value, or → a
-        list of values), for tables that several writers fill (validation results of different tables, say).
+        protects the other days from a buggy transform. ``where`` narrows the replaced slice further (column →
+        value, or → a list of values), for tables that several writers fill (validation results of different
+        tables, say).
         """
         path = self.path(layer, table)
         if PARTITION_COLUMN not in df.columns:
