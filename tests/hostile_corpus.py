@@ -220,7 +220,8 @@ def build(landing: Path, outside: Path) -> Corpus:
     odd = cluster / os.fsdecode(f"{DEMO_DAY}T".encode() + b"\xff")
     (odd / "lb/brokers").mkdir(parents=True); shutil.copy(b0[4], odd / "lb/brokers" / b0[4].name)
     c.kind("snapshot folder not UTF-8", odd, "(directory)")
-    shutil.copy(t0[3], s3 / "topics" / os.fsdecode(b"\xfe\xff.json")); c.kind("file name not UTF-8", s3 / "topics" / os.fsdecode(b"\xfe\xff.json"), "(path)")
+    unnamed = s3 / "topics" / os.fsdecode(b"\xfe\xff.json")
+    shutil.copy(t0[3], unnamed); c.kind("file name not UTF-8", unnamed, "(path)")
 
     # manifests: nothing of the snapshot lands
     m = [d / layout.MANIFEST for d in dead]

@@ -61,8 +61,8 @@ def test_sensor_requests_one_run_per_day_with_new_snapshots(tmp_path):
 
 
 def test_sensor_names_folders_that_are_not_utf8_with_their_bytes_escaped(tmp_path):
-    """Run keys, the cursor and the log are stored as UTF-8 text: a name Python carries as lone surrogates would
-    fail every tick (ingest then quarantines the snapshot, naming its folder)."""
+    """Run keys, the cursor and the log name a folder as ingest's quarantine does: bytes that are not UTF-8 (which
+    Python carries as lone surrogates) written as ``\\xff``."""
     generate(tmp_path, "demo", seed=1, start="2026-01-15T22:00:00Z", snapshots=1)
     shutil.copytree(tmp_path / "demo-cluster", tmp_path / os.fsdecode(b"bad\xffc"))
     stray = tmp_path / "demo-cluster" / os.fsdecode(b"2026-01-15T\xfe")
@@ -73,7 +73,6 @@ def test_sensor_names_folders_that_are_not_utf8_with_their_bytes_escaped(tmp_pat
     (request,) = landing_sensor(ctx)
     assert request.run_key == "2026-01-15@demo-cluster/2026-01-15T22-00-00Z"
     assert json.loads(ctx.cursor) == {"bad\\xffc": "2026-01-15T22-00-00Z", "demo-cluster": "2026-01-15T22-00-00Z"}
-    ctx.cursor.encode("utf-8")
 
 
 def test_sensor_leaves_a_day_alone_whose_bronze_is_newer_than_its_snapshots(tmp_path):
