@@ -1,0 +1,140 @@
+"""Validation views: each derived property a suite checks is computed from corrupted *source* tables (built
+here from the demo day's lake), and the suite then fails naming the offending rows."""
+
+import pytest
+from pyspark.sql import functions as F
+
+from lb_pipeline.quality import views
+from lb_pipeline.quality.runner import validate
+from tests.conftest import DEMO_DAY
+
+pytestmark = pytest.mark.spark
+
+
+# Derived properties: the view must compute them from corrupted *source* tables (built here), and the suite must
+# then fail naming the offending rows.
+
+def _reader(lake, spark, **overrides):
+    def read(layer, table):
+        df = lake.read(spark, layer, table, DEMO_DAY)
+        change = overrides.get(f"{layer}__{table}")
+        return change(df) if change else df
+    return read
+
+
+def _replace(spark, df, change):
+    """``df`` with ``change(pandas frame)`` applied (tables here are a few hundred rows)."""
+    return spark.createDataFrame(change(df.toPandas()), df.schema)
+
+
+def _failure(summary, column):
+    (failure,) = [f for f in summary.failures if f.column == column]
+    assert failure.severity == "critical" and column in failure.describe()
+    return failure
+
+
+def test_namespace_layouts_must_be_contiguous_and_cover_the_ring(spark, lake):
+    def corrupt(pdf):
+        multi = pdf[pdf["num_bundles"] >= 2].drop_duplicates("namespace")
+        assert len(multi) >= 1
+        i = multi.index[0]
+        bounds = list(pdf.at[i, "boundaries"])
+        pdf.at[i, "boundaries"] = [bounds[0], bounds[0], *bounds[2:]]  # an empty first bundle
+        pdf.at[i, "namespace"] = "t/out-of-order"
+        j = pdf.index[pdf.index != i][0]
+        pdf.at[j, "boundaries"] = list(pdf.at[j, "boundaries"][:-1]) + ["0xfffffff0"]
+        pdf.at[j, "namespace"] = "t/short-of-the-end"
+        k = pdf.index[(pdf.index != i) & (pdf.index != j)][0]
+        pdf.at[k, "num_bundles"] = int(pdf.at[k, "num_bundles"]) + 1
+        pdf.at[k, "namespace"] = "t/count-mismatch"
+        return pdf
+
+    read = _reader(lake, spark, bronze__namespaces=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.namespaces(read), "bronze.namespaces")
+    for column, namespace in (("boundaries_increasing", "t/out-of-order"), ("boundaries_cover_ring", "t/short-of-the-end"),
+                              ("bundle_count_matches", "t/count-mismatch")):
+        failure = _failure(summary, column)
+        assert [r["namespace"] for r in failure.rows] == [namespace], (column, failure.rows)
+
+
+def test_bundle_stats_need_a_live_owner_a_namespace_bundle_and_the_reported_sums(spark, lake):
+    picked = {}
+
+    def corrupt(pdf):
+        busy = pdf[pdf["topics"] > 0].index
+        a, b, c = busy[0], busy[1], busy[2]
+        pdf.at[a, "owner_broker"] = "ghost-broker:8080"
+        pdf.at[b, "bundle_range"] = "0x00000000_0x00000010"
+        pdf.at[b, "bundle"] = pdf.at[b, "namespace"] + "/0x00000000_0x00000010"
+        pdf.at[c, "msg_rate_in"] = pdf.at[c, "msg_rate_in"] + 1000.0
+        picked.update(live=pdf.at[a, "bundle"], layout=pdf.at[b, "bundle"], sums=pdf.at[c, "bundle"])
+        return pdf
+
+    read = _reader(lake, spark, silver__bundle_stats=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.bundle_stats(read), "silver.bundle_stats")
+    assert [r["owner_broker"] for r in _failure(summary, "owner_is_live").rows] == ["ghost-broker:8080"]
+    assert [r["bundle"] for r in _failure(summary, "range_is_namespace_bundle").rows] == [picked["layout"]]
+    assert picked["sums"] in [r["bundle"] for r in _failure(summary, "matches_report").rows]
+
+
+def test_split_children_must_tile_the_parent_and_boundaries_lie_inside(spark, lake):
+    picked = {}
+
+    def corrupt(pdf):
+        splits = pdf[pdf["splits"]].index
+        assert len(splits) >= 2, "the demo day should recommend at least two splits"
+        a, b = splits[0], splits[1]
+        pdf.at[a, "children"] = list(pdf.at[a, "children"])[:-1]  # the last child is missing: a gap
+        lower = pdf.at[b, "bundle"].rsplit("/", 1)[1].split("_")[0]
+        pdf.at[b, "boundaries"] = [lower]  # a boundary on the parent's own lower bound: an empty child
+        picked.update(tile=(pdf.at[a, "bundle"], pdf.at[a, "algorithm"]), inside=(pdf.at[b, "bundle"], pdf.at[b, "algorithm"]))
+        return pdf
+
+    read = _reader(lake, spark, gold__split_recommendations=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.split_recommendations(read), "gold.split_recommendations")
+    assert picked["tile"] in [(r["bundle"], r["algorithm"]) for r in _failure(summary, "children_tile").rows]
+    assert [(r["bundle"], r["algorithm"]) for r in _failure(summary, "boundaries_inside").rows] == [picked["inside"]]
+
+
+def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_and_conserve_load(spark, lake):
+    import pandas as pd
+
+    decisions = lake.read(spark, "gold", "shedding_decisions", DEMO_DAY).toPandas()
+    times = sorted(lake.read(spark, "bronze", "snapshots", DEMO_DAY).toPandas()["snapshot_ts"])
+    first = decisions[decisions["snapshot_ts"] == decisions["snapshot_ts"].min()].reset_index(drop=True)
+    assert len(first) >= 1, "the demo day should shed at least once"
+    picked = {}
+
+    def corrupt(pdf):
+        base = first.iloc[0].to_dict()
+        rows = []
+        for name, change in (("self", {"destination": base["broker"]}), ("ghost", {"destination": "ghost-broker:8080"}),
+                             ("unowned", {"bundle": base["bundle"].rsplit("/", 1)[0] + "/0x00000000_0x00000010"})):
+            rows.append({**base, "strategy": f"Test-{name}", **change})
+        rows += [{**base, "strategy": "Test-twice"}] * 2  # the same bundle moved twice in one cycle
+        later = times[times.index(base["snapshot_ts"]) + 1]
+        rows += [{**base, "strategy": "Test-again"}, {**base, "strategy": "Test-again", "snapshot_ts": later}]
+        picked.update(bundle=base["bundle"], later=later)
+        return pd.DataFrame(rows, columns=pdf.columns)  # only these: the real ones may repeat within 600 minutes
+
+    def long_grace(config):  # a dynamic override, as `pulsar-admin brokers update-dynamic-config` would set
+        latest = config.agg(F.max("snapshot_ts")).first()[0]
+        row = config.where(F.col("snapshot_ts") == latest).limit(1)
+        override = row.withColumn("source", F.lit("dynamic")).withColumn(
+            "key", F.lit("loadBalancerSheddingGracePeriodMinutes")).withColumn("value", F.lit("600"))
+        return config.where(~((F.col("source") == "dynamic") & (F.col("key") == "loadBalancerSheddingGracePeriodMinutes"))
+                            ).unionByName(override)
+
+    read = _reader(lake, spark, gold__shedding_decisions=lambda df: _replace(spark, df, corrupt),
+                   bronze__config=long_grace)
+    summary = validate(views.shedding_decisions(read), "gold.shedding_decisions")
+    assert [r["strategy"] for r in _failure(summary, "destination_differs").rows] == ["Test-self"]
+    assert [r["strategy"] for r in _failure(summary, "destination_live").rows] == ["Test-ghost"]
+    assert [r["strategy"] for r in _failure(summary, "source_owns_bundle").rows] == ["Test-unowned"]
+    inside_grace = _failure(summary, "outside_grace_period").rows  # again an hour later; twice in one cycle
+    assert sorted(r["strategy"] for r in inside_grace) == ["Test-again", "Test-twice"]
+    (again,) = [r for r in inside_grace if r["strategy"] == "Test-again"]
+    assert again["bundle"] == picked["bundle"] and str(again["snapshot_ts"]) == str(picked["later"])
+    conservation = _failure(summary, "total_load_change")
+    assert {r["strategy"] for r in conservation.rows} == {"Test-ghost", "Test-twice"}
+    assert min(conservation.unexpected_values) < 0 < max(conservation.unexpected_values)
