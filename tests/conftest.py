@@ -1,15 +1,13 @@
 """Shared fixtures: one SparkSession for the whole run, one generated demo history, and one materialization of
 the asset graph into a temporary lake that the bronze and silver tests read (Spark jobs cost ~1 s each here,
-so the graph runs once, not once per test)."""
+so the graph runs once, not once per test). The nights that tests only inspect run beside the rest, in the
+background (``tests/background.py``)."""
 
-import json
 import os
-import signal
 import socket
-import subprocess
 import sys
-import time
-import urllib.request
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -93,71 +91,33 @@ def table_fingerprints(spark, root: Path) -> dict[str, tuple[int, int]]:
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on right now."""
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-# A Spark standalone master and one worker, started from the installed pyspark (used by the recovery test, whose
-# final re-run goes to it: the nightly job runs unchanged on a real cluster).
+# Nights that tests only inspect run beside the rest of the suite (tests/background.py), in one thread started
+# with the session; each only when a collected test asks for it.
+BACKGROUND = ("crashed_night",)
 
-def _alive_workers(ui_port: int) -> int:
+
+@pytest.fixture(scope="session", autouse=True)
+def _background_nights(request, tmp_path_factory):
+    from tests import background
+
+    wanted = [n for n in BACKGROUND if any(n in item.fixturenames for item in request.session.items)]
+    if not wanted:
+        yield {}
+        return
+    landing, stop = request.getfixturevalue("demo_landing"), threading.Event()
+    pool = ThreadPoolExecutor(1, thread_name_prefix="night")
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as answer:
-            return int(json.load(answer).get("aliveworkers", 0))
-    except OSError:
-        return 0
-
-
-def _wait(condition, what: str, logs: list[Path], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not happen within {timeout:.0f} s:\n" +
-                        "\n".join(p.read_text()[-2000:] for p in logs if p.exists()))
-        time.sleep(0.5)
-
-
-@pytest.fixture(scope="module")
-def standalone_master(tmp_path_factory):
-    """(``spark://127.0.0.1:<port>``, the worker's work dir) of a master with one 2-core worker, stopped (process
-    groups killed) after."""
-    import pyspark
-
-    home = Path(pyspark.__file__).parent
-    tmp = tmp_path_factory.mktemp("standalone")
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
-    port, ui = free_port(), free_port()
-    url = f"spark://127.0.0.1:{port}"
-    commands = {
-        "master": ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-                   "--webui-port", str(ui)],
-        "worker": ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2", "--memory", "3g",
-                   "--webui-port", str(free_port()), "--work-dir", str(tmp / "work"), url],
-    }
-    procs, logs = [], []
-    try:
-        for name, args in commands.items():
-            logs.append(tmp / f"{name}.log")
-            procs.append(subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env, cwd=tmp,
-                                          stdout=logs[-1].open("w"), stderr=subprocess.STDOUT,
-                                          start_new_session=True))
-            if name == "master":
-                _wait(lambda: _alive_workers(ui) == 0 and _answers(port), "the master listening", logs)
-        _wait(lambda: _alive_workers(ui) == 1, "the worker registering with the master", logs)
-        yield url, tmp / "work"
+        yield {n: pool.submit(getattr(background, n), landing, tmp_path_factory.mktemp(n), stop) for n in wanted}
     finally:
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
+        stop.set()  # an interrupted session kills the night still running instead of waiting for it
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _answers(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+@pytest.fixture(scope="session")
+def crashed_night(_background_nights):
+    return _background_nights["crashed_night"].result()

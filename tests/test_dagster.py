@@ -1,7 +1,6 @@
 """The Dagster code location: it loads, materializes the graph against a temporary lake, and serves the UI."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ import dagster as dg
 import pytest
 
 from assets.definitions import defs
+from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,15 +48,9 @@ def test_definitions_validate_cli():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_webserver_lists_the_asset_groups(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-w", "workspace.yaml", "-h", "127.0.0.1",
                              "-p", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,0 +1,150 @@
+"""Nights of the main command that a test only inspects afterwards, run beside the rest of the suite.
+
+The crash-and-rerun scenario is four ``python -m assets.run`` processes with their own JVMs and a standalone
+Spark cluster: 290 s of a 1,033 s suite when run in turn. It runs in one background thread started with the
+session (``conftest``), overlapping the in-process tests, which leave a core idle part of the time; its test
+waits for the result and asserts on it in the foreground, and a run that breaks raises there, with its log.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.conftest import DEMO_DAY, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+# The environment as the session started: tests that set variables (monkeypatch, LB_MAX_FILE_BYTES) while a
+# night runs must not reach into the runs it starts.
+ENV = dict(os.environ)
+
+
+class Stopped(Exception):
+    """The session ended before the night did."""
+
+
+def main_command(landing: Path, lake: Path, reports: Path, log: Path, **env: str) -> subprocess.Popen:
+    """``python -m assets.run`` in its own process group (so ``kill -9`` takes its JVM with it)."""
+    return subprocess.Popen([sys.executable, "-m", "assets.run", "--landing", str(landing), "--lake", str(lake),
+                             "--reports", str(reports)], cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            env={**ENV, **env}, start_new_session=True)
+
+
+def _until(ready, proc: subprocess.Popen, stop: threading.Event, log: Path, timeout: float = 900) -> None:
+    """Wait until ``ready()``. The run ending or stalling first, or the session stopping, kills it and raises."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if stop.is_set():
+            _kill(proc)
+            raise Stopped(log.name)
+        if (time.monotonic() > deadline or proc.poll() is not None) and not ready():
+            _kill(proc)
+            raise AssertionError(f"{log.name}: the run ended or stalled before the moment it was waited for:\n"
+                                 f"{log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.1)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """``kill -9`` of the whole run at once (Python and its JVM)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _finish(proc: subprocess.Popen, stop: threading.Event, log: Path) -> int:
+    _until(lambda: proc.poll() is not None, proc, stop, log)
+    return proc.returncode
+
+
+# The crashed night: kill -9 during bronze, again during gold, then a re-run on a Spark standalone cluster while a
+# second run of the same day is started beside it.
+
+@dataclass
+class CrashedNight:
+    lake: Path
+    reports: Path
+    worker_dir: Path
+    silver_after_first_kill: bool
+    report_after_second_kill: bool
+    doubled: subprocess.CompletedProcess
+    doubled_seconds: float
+    rerun_alive_after_doubled: bool
+    rerun_pid: int
+    rerun_code: int
+    rerun_output: str
+
+
+def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNight:
+    lake, reports = tmp / "lake", tmp / "reports"
+    committed = lambda pattern: lambda: any(lake.glob(f"{pattern}/_delta_log/*.json"))  # noqa: E731
+    first = main_command(landing, lake, reports, tmp / "first.log")
+    _until(committed("bronze/snapshots"), first, stop, tmp / "first.log")
+    _kill(first)
+    silver = any(lake.glob("silver/*/_delta_log"))
+    second = main_command(landing, lake, reports, tmp / "second.log")
+    _until(committed("gold/*"), second, stop, tmp / "second.log")
+    _kill(second)
+    report = any(reports.glob(f"*/{DEMO_DAY}.html"))
+
+    with standalone_cluster(tmp / "standalone") as (master, work):
+        log = tmp / "third.log"
+        third = main_command(landing, lake, reports, log, LB_SPARK_MASTER=master,
+                             LB_SPARK_CONF=json.dumps({"spark.executor.memory": "2g", "spark.cores.max": "2"}))
+        lock = lake / ".locks" / f"{DEMO_DAY}.lock"
+        _until(lambda: lock.is_file() and f"pid {third.pid} " in lock.read_text(), third, stop, log, timeout=300)
+        started = time.monotonic()
+        doubled = subprocess.run([sys.executable, "-m", "assets.run", "--landing", str(landing), "--lake", str(lake),
+                                  "--reports", str(reports)], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                                 timeout=300)
+        seconds, alive = time.monotonic() - started, third.poll() is None
+        code = _finish(third, stop, log)
+        return CrashedNight(lake, reports, work, silver, report, doubled, seconds, alive, third.pid, code,
+                            log.read_text(errors="replace")[-3000:])
+
+
+# A Spark standalone master and one worker, started from the installed pyspark on 127.0.0.1.
+
+@contextmanager
+def standalone_cluster(tmp: Path):
+    """(``spark://127.0.0.1:<port>``, the worker's work dir) of a master with one 2-core worker; both process groups
+    are killed on exit."""
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    tmp.mkdir(parents=True)
+    env = {**ENV, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    commands = {
+        "master": ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                   "--webui-port", str(free_port())],
+        "worker": ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2", "--memory", "3g",
+                   "--webui-port", str(free_port()), "--work-dir", str(tmp / "work"), url],
+    }
+    # Each is ready when its log says so (not its web UI: a UI port taken meanwhile moves the UI elsewhere).
+    ready = {"master": "I have been elected leader", "worker": "Successfully registered with master"}
+    procs, logs = [], [tmp / f"{name}.log" for name in commands]
+    try:
+        for (name, args), log in zip(commands.items(), logs):
+            procs.append(subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env, cwd=tmp,
+                                          stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True))
+            _awaited(lambda: ready[name] in log.read_text(errors="replace"), f"the {name} starting", logs)
+        yield url, tmp / "work"
+    finally:
+        for proc in procs:
+            _kill(proc)
+
+
+def _awaited(condition, what: str, logs: list[Path], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:.0f} s:\n" +
+                                 "\n".join(p.read_text()[-2000:] for p in logs if p.exists()))
+        time.sleep(0.5)
