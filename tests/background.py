@@ -92,7 +92,7 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
     _kill(second)
     report = any(reports.glob(f"*/{DEMO_DAY}.html"))
 
-    with standalone_cluster(tmp / "standalone") as (master, work):
+    with standalone_cluster(tmp / "standalone", stop) as (master, work):
         log = tmp / "third.log"
         third = main_command(landing, lake, reports, log, LB_SPARK_MASTER=master,
                              LB_SPARK_CONF=json.dumps({"spark.executor.memory": "2g", "spark.cores.max": "2"}))
@@ -111,7 +111,7 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
 # A Spark standalone master and one worker, started from the installed pyspark on 127.0.0.1.
 
 @contextmanager
-def standalone_cluster(tmp: Path):
+def standalone_cluster(tmp: Path, stop: threading.Event):
     """(``spark://127.0.0.1:<port>``, the worker's work dir) of a master with one 2-core worker; both process groups
     are killed on exit."""
     import pyspark
@@ -129,22 +129,15 @@ def standalone_cluster(tmp: Path):
     }
     # Each is ready when its log says so (not its web UI: a UI port taken meanwhile moves the UI elsewhere).
     ready = {"master": "I have been elected leader", "worker": "Successfully registered with master"}
-    procs, logs = [], [tmp / f"{name}.log" for name in commands]
+    procs = []
     try:
-        for (name, args), log in zip(commands.items(), logs):
+        for name, args in commands.items():
+            log = tmp / f"{name}.log"
             procs.append(subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env, cwd=tmp,
                                           stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True))
-            _awaited(lambda: ready[name] in log.read_text(errors="replace"), f"the {name} starting", logs)
+            _until(lambda: ready[name] in log.read_text(errors="replace"), procs[-1], stop, log, timeout=120)
         yield url, tmp / "work"
     finally:
         for proc in procs:
             _kill(proc)
 
-
-def _awaited(condition, what: str, logs: list[Path], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {timeout:.0f} s:\n" +
-                                 "\n".join(p.read_text()[-2000:] for p in logs if p.exists()))
-        time.sleep(0.5)

@@ -81,8 +81,7 @@ def suite_columns(name: str) -> set[str]:
     suite = load_suite(name)
     columns = set((suite.get("meta") or {}).get("index_columns", []))
     for e in suite["expectations"]:
-        kwargs = e.get("kwargs", {})
-        columns.update([kwargs["column"]] if kwargs.get("column") else kwargs.get("column_list") or kwargs.get("column_set") or [])
+        columns.update(expectation_columns(e.get("kwargs", {})))
     return columns
 
 
@@ -94,9 +93,14 @@ def only_what_the_suite_reads(df, name: str):
     return df.select(*[c for c in df.columns if c in needed])
 
 
+def expectation_columns(kwargs: dict) -> list[str]:
+    """The column(s) an expectation is about."""
+    return [kwargs["column"]] if kwargs.get("column") else list(kwargs.get("column_list") or kwargs.get("column_set") or [])
+
+
 def expectation_column(kwargs: dict) -> str:
     """The column(s) an expectation is about, as the results and messages name them."""
-    return kwargs.get("column") or ",".join(kwargs.get("column_list") or kwargs.get("column_set") or [])
+    return ",".join(expectation_columns(kwargs))
 
 
 def _plain(value):
