@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 70 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 71 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
@@ -79,6 +79,7 @@ def build(landing: Path, outside: Path) -> Corpus:
     (s[1] / "cluster/failure-domains.json").write_text("[]"); c.kind("array at the root", s[1] / "cluster/failure-domains.json", "(root)")
     o1[1].write_text(json.dumps(list(json.loads(o1[1].read_text()).items()))); c.kind("ownership as a list", o1[1], "(root)")
     t0[2].write_text(t0[2].read_text() + " " * (MAX_BYTES + 1)); c.kind("over LB_MAX_FILE_BYTES", t0[2], "(file)")
+    t0[3].write_bytes(b"\xef\xbb\xbf" + t0[3].read_bytes()); c.kind("UTF-8 byte order mark", t0[3], "(file)")  # RFC 8259 forbids it
 
     # values: one row lost, the file's other rows land
     b1 = _files(s[1], "lb/brokers/*")

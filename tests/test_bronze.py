@@ -194,3 +194,35 @@ def test_empty_files_and_directories_are_listed_alike_locally_and_through_hadoop
         assert {t: sorted(f) for t, f in listing.files.items()} == {t: sorted(f) for t, f in local.files.items()}
     assert local.empty_dirs == [f"file:{landing}/demo-cluster/{DEMO_DAY}T09-30-00Z"]
     assert local.empty_files == [f"file:{snapshot}/config/dynamic.json"] and not local.refused
+
+
+def _parsed(spark, paths, sizes=None, manifests=None):
+    from lb_pipeline.ingest.bronze import parse_family
+    from lb_pipeline.ingest.tables import TABLES
+
+    frame = parse_family(spark, paths, [TABLES["broker_reports"], TABLES["bundle_reports"]], manifests, sizes)
+    return sorted(frame.collect(), key=lambda r: (r.source_file, r._table, r.broker or "", r.bundle or "", r._field or ""))
+
+
+def test_workers_read_the_listed_files_as_spark_would_and_refuse_what_changed_since(spark, demo_landing, tmp_path, monkeypatch):
+    from lb_pipeline.ingest.landing import list_day
+    from lb_pipeline.ingest.tables import TABLES
+
+    landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
+    listing = list_day(spark, str(landing), DEMO_DAY, {t.name: t.globs for t in TABLES.values()})
+    paths = listing.files["broker_reports"]
+    assert _parsed(spark, paths, listing.sizes) == _parsed(spark, paths)  # the same rows as Spark's binaryFile gives
+    paths = sorted(paths, key=lambda p: -listing.sizes[p])
+    grown, swapped = (Path(p[len("file:"):]) for p in paths[:2])  # the largest file, as if it had grown since
+    (tmp_path / "outside.json").write_text(swapped.read_text())
+    swapped.unlink()
+    swapped.symlink_to(tmp_path / "outside.json")  # after the listing: a link where a listed file was
+    monkeypatch.setenv("LB_MAX_FILE_BYTES", str(grown.stat().st_size - 1))
+    rows = _parsed(spark, paths, listing.sizes)
+    refused = {(r.source_file, r._table): (r._field, r._reason) for r in rows if r._reason}
+    assert refused == {
+        **{(f"file:{swapped}", t): ("(file)", "refused: a symbolic link put in its place since it was listed (never "
+                                              "followed, not read)") for t in ("broker_reports", "bundle_reports")},
+        **{(f"file:{grown}", t): ("(file)", f"expected at most {grown.stat().st_size - 1} bytes (LB_MAX_FILE_BYTES), got "
+                                            "more since it was listed: not read") for t in ("broker_reports", "bundle_reports")}}
+    assert {r.source_file for r in rows if not r._reason} == {f for f in paths[2:]}

@@ -177,7 +177,7 @@ def test_a_parser_failing_on_a_file_quarantines_the_file_and_names_the_error():
     """A parser bug that hostile input finds must not stop the night: the file is quarantined with the error."""
     from dataclasses import replace
 
-    from lb_pipeline.ingest.bronze import parse_file
+    from lb_pipeline.ingest.files import parse_file
     from lb_pipeline.ingest.tables import TABLES
 
     broken = replace(TABLES["ownership"], parse=lambda doc, rel: 1 / 0)
@@ -189,7 +189,7 @@ def test_a_parser_failing_on_a_file_quarantines_the_file_and_names_the_error():
 def test_half_a_surrogate_pair_quarantines_its_row_and_the_others_land():
     """``"\\ud800"`` alone is valid JSON, but no UTF-8 text can hold it: its row goes to the quarantine (storable
     text naming the column and the value), the file's other rows land, and every stored string encodes."""
-    from lb_pipeline.ingest.bronze import parse_file
+    from lb_pipeline.ingest.files import parse_file
     from lb_pipeline.ingest.tables import TABLES
 
     stats = '{"msgRateIn": 1, "msgRateOut": 1, "msgThroughputIn": 1, "msgThroughputOut": 1}'

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from lb_pipeline.ingest.landing import list_day
+from lb_pipeline.ingest.landing import OPEN_COST, TASKS, list_day, packed, read_listed
 from lb_pipeline.ingest.tables import TABLES
 
 DAY = "2026-01-15"
@@ -130,3 +130,32 @@ def test_validate_snapshot_names_a_folder_that_is_not_utf8_on_a_strict_terminal(
     out = run.stdout.decode("utf-8")
     assert run.returncode == 1, run.stderr.decode("utf-8", "replace")[-2000:]
     assert f"bad\\xffc/{snapshot.name}: " in out and ".: (directory): expected a cluster folder named as Pulsar" in out
+
+
+def test_files_pack_into_tasks_by_their_sizes_alone():
+    sizes = {f"file:/l/c/{DAY}T00-00-00Z/topics/b{i}_8080.json": (i % 7 + 1) * 10_000 for i in range(100)}
+    sizes["file:/l/big.json"] = 5_000_000
+    groups = packed(list(sizes), sizes)
+    assert sorted(p for g in groups for p in g) == sorted(sizes)  # every file once
+    assert groups == packed(sorted(sizes, reverse=True), sizes)  # the listing's order does not matter
+    assert groups[0] == ["file:/l/big.json"]  # largest first, alone: it passes a task's share by itself
+    share = (sum(sizes.values()) + len(sizes) * OPEN_COST) // TASKS
+    used = [sum(sizes[p] + OPEN_COST for p in g) for g in groups]
+    assert all(u - OPEN_COST <= share for u in used[1:])  # no task holds more than its share
+    assert all(u + sizes[g[0]] > share for u, g in zip(used, groups[1:]))  # and each is closed only when full
+
+
+def test_a_worker_reads_only_the_regular_file_it_was_listed(tmp_path):
+    good, outside = tmp_path / "good.json", tmp_path / "outside.json"
+    good.write_bytes(b'{"a": 1}')
+    outside.write_text("secret")
+    assert read_listed(f"file:{good}", 100) == b'{"a": 1}'
+    os.symlink(outside, tmp_path / "swapped.json")  # a link put where a listed file was
+    os.mkfifo(tmp_path / "fifo.json")  # opening a FIFO to read would wait for a writer for ever
+    cases = {"swapped.json": "a symbolic link put in its place", "fifo.json": "not a regular file",
+             "gone.json": "No such file or directory"}
+    for name, why in cases.items():
+        with pytest.raises(ValueError, match=why):
+            read_listed(f"file:{tmp_path / name}", 100)
+    with pytest.raises(ValueError, match="at most 5 bytes"):
+        read_listed(f"file:{good}", 5)

@@ -243,7 +243,7 @@ def test_every_suite_is_documented():
 
 def test_row_rules_decide_alike_in_spark_at_ingest_and_in_python_for_validate_snapshot(spark, demo_landing):
     """The same rows, broken in every way a row rule catches, quarantined alike by both evaluations."""
-    from lb_pipeline.ingest.bronze import parse_file
+    from lb_pipeline.ingest.files import parse_file
     from lb_pipeline.ingest.tables import COMMON, TABLES
     from lb_pipeline.quality import row_rules
 

@@ -1,7 +1,7 @@
 """Bronze: snapshot files → flat Delta rows, on Spark.
 
-Each bronze table reads only its own files (the paths ``landing.list_day`` lists, with ``binaryFile``), and
-parses them in the Python workers with ``mapInArrow``: Pulsar's JSON uses names as object keys, so letting Spark
+Each bronze table reads only its own files (the paths ``landing.list_day`` lists, read by ``landing.read_files``),
+and parses them in the Python workers with ``mapInArrow``: Pulsar's JSON uses names as object keys, so letting Spark
 infer a schema would make one struct field per topic. Every row carries cluster, snapshot timestamp, snapshot
 date and source file (``tables.py``).
 
@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from lb_pipeline.formats import values as p
-from lb_pipeline.ingest.landing import DayListing, list_day, read_files, small_files, tables_of
+from lb_pipeline.ingest.files import listing_quarantine, parse_file, quarantine_row
+from lb_pipeline.ingest.landing import list_day, read_files, read_listed, small_files
 from lb_pipeline.ingest.tables import COMMON, TABLES, BronzeTable, locate
 from lb_pipeline.workers import collector_paused
 
@@ -24,99 +25,7 @@ QUARANTINE_SCHEMA = (
     "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string, bronze_table string, "
     "field string, reason string, raw string, raw_truncated boolean"
 )
-MAX_RAW_BYTES = 1 << 20  # quarantined text kept in the table; the file itself stays in the landing folder
-
-
-def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[str, list[str] | None] | None = None,
-               max_depth: int | None = None, memo: dict | None = None) -> tuple[list[dict], list[dict]]:
-    """Parse one file into (good rows, quarantine rows); never raises for bad input.
-
-    ``manifests`` maps each complete snapshot directory of the day to the brokers its manifest lists; a file of
-    another directory (no manifest: incomplete or still being written) is quarantined whole, and rows about a
-    broker the manifest does not list are quarantined row by row. ``memo`` (one dict per file) keeps the parsed
-    JSON for the next table the same file feeds.
-    """
-    where = locate(path)
-    if where is None:
-        return [], [_quarantine(table, path, None, None, "(path)", "expected <cluster>/<YYYY-MM-DDTHH-MM-SSZ>/… in the path", content)]
-    cluster, ts, rel = where
-    common = {"cluster": cluster, "snapshot_ts": ts, "snapshot_date": ts.strftime("%Y-%m-%d"), "source_file": path}
-    snapshot_dir = path[: -len(rel) - 1]
-    if manifests is not None and table.name != "snapshots" and manifests.get(snapshot_dir) is None:
-        reason = ("the snapshot's manifest.json is itself quarantined" if snapshot_dir in manifests else
-                  "the snapshot directory has no manifest.json (incomplete or still being written)")
-        return [], [_quarantine(table, path, cluster, ts, "manifest.json", reason, content)]
-    try:
-        rows, problems = table.parse(_load(content, max_depth, {} if memo is None else memo), rel)
-        if table.name == "snapshots" and rows:
-            declared, second = rows[0]["snapshot_timestamp_ms"], int(ts.timestamp() * 1000)
-            named = rows[0].pop("manifest_cluster")
-            if declared // 1000 * 1000 != second:  # the directory names the snapshot's second (ms dropped)
-                rows, problems = [], [p.Problem("snapshotTimestampMs", f"expected a time within the directory's second "
-                                                f"{second}..{second + 999}, got {declared}", whole_file=True)]
-            elif named is not None and named != cluster:
-                rows, problems = [], [p.Problem("cluster", f"expected the cluster of its folder, {cluster!r}, got {named!r}",
-                                                whole_file=True)]
-    except p.FileProblem as exc:
-        rows, problems = [], [exc.problem]
-    except p.RowProblem as exc:  # a structural problem at the top of the file
-        rows, problems = [], [p.Problem(exc.problem.field, exc.problem.reason, whole_file=True)]
-    except Exception as exc:  # noqa: BLE001 (a parser bug hostile input found: the file waits, the night goes on)
-        rows, problems = [], [p.Problem("(file)", f"expected a file the parser can read, but it failed with "
-                                        f"{type(exc).__name__}: {str(exc)[:200]} (please report)", whole_file=True)]
-    if manifests is not None and table.name != "snapshots" and rows and "broker" in rows[0]:
-        listed = set(manifests[snapshot_dir])
-        unknown = [r for r in rows if r["broker"] not in listed]
-        if unknown:
-            rows = [r for r in rows if r["broker"] in listed]
-            problems = problems + [p.Problem("broker", f"expected a broker listed in manifest.json, got {unknown[0]['broker']!r} "
-                                            f"({len(unknown)} row(s))", whole_file=not rows)]
-    if rows and p.may_hold_lone_surrogates(content):
-        rows, problems = p.encodable_rows(rows, problems)
-    good = [{**common, **r} for r in rows]
-    bad = [_quarantine(table, path, cluster, ts, pr.field, pr.reason, content if pr.whole_file or len(content) <= 4096 else None)
-           for pr in problems]
-    return good, bad
-
-
-def _load(content: bytes, max_depth: int | None, memo: dict):
-    if "doc" not in memo:
-        try:
-            memo["doc"] = p.load_json(content, max_depth)
-        except p.FileProblem as exc:
-            memo["doc"] = exc
-    if isinstance(memo["doc"], p.FileProblem):
-        raise memo["doc"]
-    return memo["doc"]
-
-
-def _table_of(path: str) -> BronzeTable:
-    """The bronze table whose globs match a file (for quarantine records of files Spark never read)."""
-    rel = (locate(path) or (None, None, path))[2]
-    return TABLES[(tables_of(rel, {t.name: t.globs for t in TABLES.values()}) or ["snapshots"])[0]]
-
-
-def listing_quarantine(listing: DayListing) -> list[dict]:
-    """Quarantine rows for what the listing found unreadable: by name only, nothing of these is read."""
-    where = lambda path: (locate(path) or (None, None))[:2]  # noqa: E731
-    return [*(_quarantine(TABLES["snapshots"], d, *where(d + "/x"), "(directory)",
-                          "expected a snapshot directory with manifest.json, got an empty directory", None)
-              for d in listing.empty_dirs),
-            *(_quarantine(_table_of(f), f, *where(f), "(file)", "expected a JSON document, got an empty file", b"")
-              for f in listing.empty_files),
-            *(_quarantine(_table_of(f), f, *where(f), fld, why, None) for f, fld, why in listing.refused)]
-
-
-def _quarantine(table, path, cluster, ts, field, reason, content) -> dict:
-    raw = None
-    truncated = False
-    if content is not None:
-        truncated = len(content) > MAX_RAW_BYTES
-        raw = content[:MAX_RAW_BYTES].decode("utf-8", errors="replace")
-    return {"cluster": cluster, "snapshot_ts": ts, "snapshot_date": ts.strftime("%Y-%m-%d") if ts else None,
-            "source_file": path, "bronze_table": table.name, "field": p.printable(field) if field else field,
-            "reason": p.printable(reason), "raw": raw,
-            "raw_truncated": truncated}
+ROWS_PER_BATCH = 50_000  # parsed rows per Arrow batch the mapper hands back
 
 
 def _parsed_schema(tables: list[BronzeTable]) -> str:
@@ -150,37 +59,52 @@ def _table_columns(table: BronzeTable) -> list[str]:
 
 def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, schema):
     """The Python side of ``parse_family``: Arrow batches of (path, content) → Arrow batches of parsed rows, built
-    straight from the row dicts (a pandas frame in between had cost a tenth of the parse)."""
-    max_depth = p.max_json_depth()  # read on the driver: the workers may have started before it was set
+    straight from the row dicts (a pandas frame in between had cost a tenth of the parse). A local file comes
+    without its content, and is read here (``landing.read_listed``)."""
+    max_depth, limit = p.max_json_depth(), p.max_file_bytes()  # read on the driver: the workers may have started before
 
-    def rows_of(batch) -> list[dict]:
-        out = []
-        for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
-            memo = {}  # one JSON parse per file for all the tables it feeds
-            for table in tables:
-                good, bad = parse_file(table, path, content, manifests, max_depth, memo)
-                for row in good:
-                    row["_table"] = table.name
-                out.extend(good)
-                out.extend({"cluster": q["cluster"], "snapshot_ts": q["snapshot_ts"],
-                            "snapshot_date": q["snapshot_date"], "source_file": q["source_file"],
-                            "_field": q["field"], "_reason": q["reason"], "_raw": q["raw"],
-                            "_qtable": q["bronze_table"], "_truncated": q["raw_truncated"], "_table": table.name}
-                           for q in bad)
+    def rows_of(path: str, content: bytes | None) -> list[dict]:
+        out, memo = [], {}  # one JSON parse per file for all the tables it feeds
+        if content is None:
+            try:
+                content = read_listed(path, limit)
+            except ValueError as exc:  # changed since the listing
+                where = (locate(path) or (None, None))[:2]
+                return [{**_flat(quarantine_row(t, path, *where, "(file)", str(exc), None)), "_table": t.name} for t in tables]
+        for table in tables:
+            good, bad = parse_file(table, path, content, manifests, max_depth, memo)
+            for row in good:
+                row["_table"] = table.name
+            out.extend(good)
+            out.extend({**_flat(q), "_table": table.name} for q in bad)
         return out
 
     def run(batches: Iterator) -> Iterator:
         import pyarrow as pa
 
         for batch in batches:
-            with collector_paused():  # documents and rows hold no reference cycles (workers.py)
-                rows = rows_of(batch)
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+            rows = []
+            for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
+                with collector_paused():  # documents and rows hold no reference cycles (workers.py)
+                    rows.extend(rows_of(path, content))
+                if len(rows) >= ROWS_PER_BATCH:  # a task's files can hold millions of rows: hand them on as they come
+                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                    rows = []
+            if rows:
+                yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run
 
 
-def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: dict[str, list[str]] | None = None):
+def _flat(q: dict) -> dict:
+    """A quarantine row as the mapper's columns."""
+    return {"cluster": q["cluster"], "snapshot_ts": q["snapshot_ts"], "snapshot_date": q["snapshot_date"],
+            "source_file": q["source_file"], "_field": q["field"], "_reason": q["reason"], "_raw": q["raw"],
+            "_qtable": q["bronze_table"], "_truncated": q["raw_truncated"]}
+
+
+def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: dict[str, list[str]] | None = None,
+                 sizes: dict[str, int] | None = None):
     """All rows (good and quarantined, ``_table`` saying whose) of the bronze tables fed by the same files, for
     one day: each file read and parsed once, in the Python workers."""
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -188,7 +112,7 @@ def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: 
 
     ddl = _parsed_schema(tables)
     schema = to_arrow_schema(StructType.fromDDL(ddl), timezone=spark.conf.get("spark.sql.session.timeZone"))
-    return read_files(spark, paths).mapInArrow(_mapper(tables, manifests, schema), ddl)
+    return read_files(spark, paths, sizes).mapInArrow(_mapper(tables, manifests, schema), ddl)
 
 
 def checked_table(parsed, table: BronzeTable):
@@ -251,7 +175,7 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
 
     names = tables or list(TABLES)
     listing = list_day(spark, landing, day, {t.name: t.globs for t in TABLES.values()})
-    snapshots = parse_family(spark, listing.files.get("snapshots", []), [TABLES["snapshots"]])
+    snapshots = parse_family(spark, listing.files.get("snapshots", []), [TABLES["snapshots"]], sizes=listing.sizes)
     marked = {"snapshots": checked_table(snapshots, TABLES["snapshots"]).persist()}
     # One small row per snapshot: complete directories with their brokers; None where the manifest is not usable.
     manifests: dict[str, list[str] | None] = {
@@ -264,7 +188,7 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
             families.setdefault(TABLES[name].globs, []).append(TABLES[name])
     shared = []
     for members in families.values():
-        parsed = parse_family(spark, listing.files.get(members[0].name, []), members, manifests)
+        parsed = parse_family(spark, listing.files.get(members[0].name, []), members, manifests, listing.sizes)
         if len(members) > 1:
             shared.append(parsed := parsed.persist())
         marked.update({t.name: checked_table(parsed, t).persist() for t in members})

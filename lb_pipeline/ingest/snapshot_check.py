@@ -1,5 +1,5 @@
 """What ingest would quarantine from one snapshot directory, decided in plain Python (no Spark): the same
-listing rules (``landing``), the same file parser (``bronze.parse_file``) and the same row rules
+listing rules (``landing``), the same file parser (``files.parse_file``) and the same row rules
 (``quality.row_rules``). ``validate-snapshot`` starts from it, so the checker accepts exactly what ingest accepts.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from lb_pipeline.ingest.bronze import _quarantine, listing_quarantine, parse_file
 from lb_pipeline.formats.values import max_file_bytes
-from lb_pipeline.ingest.landing import DayListing, list_snapshot
-from lb_pipeline.ingest.tables import TABLES
+from lb_pipeline.ingest.files import listing_quarantine, parse_file, quarantine_row
+from lb_pipeline.ingest.landing import DayListing, list_snapshot, read_listed
+from lb_pipeline.ingest.tables import TABLES, locate
 from lb_pipeline.quality import row_rules
 
 
@@ -23,34 +23,34 @@ class SnapshotCheck:
 
 
 def check_snapshot(directory: str, limit: int | None = None) -> SnapshotCheck:
-    root = os.path.abspath(directory)
-    out = SnapshotCheck()
-    listing = list_snapshot(DayListing(), root, {t.name: t.globs for t in TABLES.values()},
-                            max_file_bytes() if limit is None else limit)
+    root, out = os.path.abspath(directory), SnapshotCheck()
+    limit = max_file_bytes() if limit is None else limit
+    listing = list_snapshot(DayListing(), root, {t.name: t.globs for t in TABLES.values()}, limit)
     out.quarantined += listing_quarantine(listing)
     out.unread = {u[len("file:"):] for u in [*(r[0] for r in listing.refused), *listing.empty_files]}
 
     manifests: dict[str, list[str] | None] = {}
     for uri in listing.files.get("snapshots", []):
-        good = _parse(out, "snapshots", [uri], None)
+        good = _parse(out, "snapshots", [uri], None, limit)
         manifests[uri[: -len("/manifest.json")]] = list(good[0]["brokers"] or []) if good else None
     out.manifest_usable = any(v is not None for v in manifests.values())
     for name in TABLES:
         if name != "snapshots":
-            _parse(out, name, listing.files.get(name, []), manifests)
+            _parse(out, name, listing.files.get(name, []), manifests, limit)
     return out
 
 
-def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests) -> list[dict]:
+def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int) -> list[dict]:
     """The table's rows from these files that ingest would land; the rest go to ``out.quarantined``."""
     table, good = TABLES[name], []
     for uri in uris:
-        fd = os.open(uri[len("file:"):], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # listed as a regular file
-        with os.fdopen(fd, "rb") as f:
-            rows, bad = parse_file(table, uri, f.read(), manifests)
+        try:
+            rows, bad = parse_file(table, uri, read_listed(uri, limit), manifests)  # read as ingest's workers read
+        except ValueError as exc:  # changed since the listing
+            rows, bad = [], [quarantine_row(table, uri, *(locate(uri) or (None, None))[:2], "(file)", str(exc), None)]
         good += rows
         out.quarantined += bad
     kept, rejected = row_rules.check_rows(name, good)
-    out.quarantined += [_quarantine(table, r["source_file"], r["cluster"], r["snapshot_ts"], fld, why, None)
+    out.quarantined += [quarantine_row(table, r["source_file"], r["cluster"], r["snapshot_ts"], fld, why, None)
                         for r, fld, why in rejected]
     return kept

@@ -1,0 +1,102 @@
+"""One landing file → its rows and quarantine rows, in plain Python: what the Spark workers run for every file
+(``bronze.parse_family``) and ``validate-snapshot`` runs without Spark (``snapshot_check``)."""
+
+from __future__ import annotations
+
+from lb_pipeline.formats import values as p
+from lb_pipeline.ingest.landing import DayListing, tables_of
+from lb_pipeline.ingest.tables import TABLES, BronzeTable, locate
+
+MAX_RAW_BYTES = 1 << 20  # quarantined text kept in the table; the file itself stays in the landing folder
+
+
+def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[str, list[str] | None] | None = None,
+               max_depth: int | None = None, memo: dict | None = None) -> tuple[list[dict], list[dict]]:
+    """Parse one file into (good rows, quarantine rows); never raises for bad input.
+
+    ``manifests`` maps each complete snapshot directory of the day to the brokers its manifest lists; a file of
+    another directory (no manifest: incomplete or still being written) is quarantined whole, and rows about a
+    broker the manifest does not list are quarantined row by row. ``memo`` (one dict per file) keeps the parsed
+    JSON for the next table the same file feeds.
+    """
+    where = locate(path)
+    if where is None:
+        return [], [quarantine_row(table, path, None, None, "(path)", "expected <cluster>/<YYYY-MM-DDTHH-MM-SSZ>/… in the path", content)]
+    cluster, ts, rel = where
+    common = {"cluster": cluster, "snapshot_ts": ts, "snapshot_date": ts.strftime("%Y-%m-%d"), "source_file": path}
+    snapshot_dir = path[: -len(rel) - 1]
+    if manifests is not None and table.name != "snapshots" and manifests.get(snapshot_dir) is None:
+        reason = ("the snapshot's manifest.json is itself quarantined" if snapshot_dir in manifests else
+                  "the snapshot directory has no manifest.json (incomplete or still being written)")
+        return [], [quarantine_row(table, path, cluster, ts, "manifest.json", reason, content)]
+    try:
+        rows, problems = table.parse(_load(content, max_depth, {} if memo is None else memo), rel)
+        if table.name == "snapshots" and rows:
+            declared, second = rows[0]["snapshot_timestamp_ms"], int(ts.timestamp() * 1000)
+            named = rows[0].pop("manifest_cluster")
+            if declared // 1000 * 1000 != second:  # the directory names the snapshot's second (ms dropped)
+                rows, problems = [], [p.Problem("snapshotTimestampMs", f"expected a time within the directory's second "
+                                                f"{second}..{second + 999}, got {declared}", whole_file=True)]
+            elif named is not None and named != cluster:
+                rows, problems = [], [p.Problem("cluster", f"expected the cluster of its folder, {cluster!r}, got {named!r}",
+                                                whole_file=True)]
+    except p.FileProblem as exc:
+        rows, problems = [], [exc.problem]
+    except p.RowProblem as exc:  # a structural problem at the top of the file
+        rows, problems = [], [p.Problem(exc.problem.field, exc.problem.reason, whole_file=True)]
+    except Exception as exc:  # noqa: BLE001 (a parser bug hostile input found: the file waits, the night goes on)
+        rows, problems = [], [p.Problem("(file)", f"expected a file the parser can read, but it failed with "
+                                        f"{type(exc).__name__}: {str(exc)[:200]} (please report)", whole_file=True)]
+    if manifests is not None and table.name != "snapshots" and rows and "broker" in rows[0]:
+        listed = set(manifests[snapshot_dir])
+        unknown = [r for r in rows if r["broker"] not in listed]
+        if unknown:
+            rows = [r for r in rows if r["broker"] in listed]
+            problems = problems + [p.Problem("broker", f"expected a broker listed in manifest.json, got {unknown[0]['broker']!r} "
+                                            f"({len(unknown)} row(s))", whole_file=not rows)]
+    if rows and p.may_hold_lone_surrogates(content):
+        rows, problems = p.encodable_rows(rows, problems)
+    good = [{**common, **r} for r in rows]
+    bad = [quarantine_row(table, path, cluster, ts, pr.field, pr.reason, content if pr.whole_file or len(content) <= 4096 else None)
+           for pr in problems]
+    return good, bad
+
+
+def _load(content: bytes, max_depth: int | None, memo: dict):
+    if "doc" not in memo:
+        try:
+            memo["doc"] = p.load_json(content, max_depth)
+        except p.FileProblem as exc:
+            memo["doc"] = exc
+    if isinstance(memo["doc"], p.FileProblem):
+        raise memo["doc"]
+    return memo["doc"]
+
+
+def table_of(path: str) -> BronzeTable:
+    """The bronze table whose globs match a file (for quarantine records of files Spark never read)."""
+    rel = (locate(path) or (None, None, path))[2]
+    return TABLES[(tables_of(rel, {t.name: t.globs for t in TABLES.values()}) or ["snapshots"])[0]]
+
+
+def listing_quarantine(listing: DayListing) -> list[dict]:
+    """Quarantine rows for what the listing found unreadable: by name only, nothing of these is read."""
+    where = lambda path: (locate(path) or (None, None))[:2]  # noqa: E731
+    return [*(quarantine_row(TABLES["snapshots"], d, *where(d + "/x"), "(directory)",
+                          "expected a snapshot directory with manifest.json, got an empty directory", None)
+              for d in listing.empty_dirs),
+            *(quarantine_row(table_of(f), f, *where(f), "(file)", "expected a JSON document, got an empty file", b"")
+              for f in listing.empty_files),
+            *(quarantine_row(table_of(f), f, *where(f), fld, why, None) for f, fld, why in listing.refused)]
+
+
+def quarantine_row(table, path, cluster, ts, field, reason, content) -> dict:
+    raw = None
+    truncated = False
+    if content is not None:
+        truncated = len(content) > MAX_RAW_BYTES
+        raw = content[:MAX_RAW_BYTES].decode("utf-8", errors="replace")
+    return {"cluster": cluster, "snapshot_ts": ts, "snapshot_date": ts.strftime("%Y-%m-%d") if ts else None,
+            "source_file": path, "bronze_table": table.name, "field": p.printable(field) if field else field,
+            "reason": p.printable(reason), "raw": raw,
+            "raw_truncated": truncated}
