@@ -72,6 +72,31 @@ def test_a_producer_count_beyond_java_int_is_a_row_problem_not_a_crash():
     assert [p.field for p in problems] == ["t/ns.0x00000000_0xffffffff.persistent[persistent://t/ns/a].producerCount"]
 
 
+@pytest.mark.parametrize("value", [0, 7, -1, 2**31 - 1, 2**31, 2**63, 1.5, 1e7, -0.0, 1e308, float("inf"), True, "1",
+                                   None, [], {}])
+def test_a_topics_numbers_read_as_the_field_readers_read_them_whatever_their_kind(value):
+    """The topic parser takes the usual values as they are (2.4 million topics a day on M): every other value must
+    come out as ``num`` and ``integer`` read it, converted or refused with the same problem."""
+    fields = {"msgRateIn": (num, {}), "producerCount": (integer, {"required": False, "bits": 32}),
+              "averageMsgSize": (num, {"required": False}), "backlogSize": (integer, {"required": False, "nonneg": False}),
+              "storageSize": (integer, {"required": False})}
+    for key, (reader, options) in fields.items():
+        stats = {"msgRateIn": 1.0, "msgRateOut": 2, "msgThroughputIn": 3.0, "msgThroughputOut": 4.0, key: value}
+        doc = {"t/ns": {"0x00000000_0xffffffff": {"persistent": {"persistent://t/ns/a": stats}}}}
+        rows, problems = topics.parse_topic_stats(doc, "b:8080")
+        name = f"t/ns.0x00000000_0xffffffff.persistent[persistent://t/ns/a].{key}"
+        try:
+            expected = reader(stats, key, name, **options)
+        except RowProblem as exc:
+            assert (rows, problems) == ([], [exc.problem]), (key, value)
+            continue
+        column = {"msgRateIn": "msg_rate_in", "producerCount": "producer_count", "averageMsgSize": "average_msg_size",
+                  "backlogSize": "backlog_size", "storageSize": "storage_size"}[key]
+        got = rows[0][column]
+        expected = 0 if key == "producerCount" and expected is None else expected
+        assert (got, type(got), rows[0]["msg_rate_out"], problems) == (expected, type(expected), 2.0, []), (key, value)
+
+
 @pytest.mark.parametrize("bad, field", [
     ({"primary": ["a{99999999999}"]}, "bad.primary"),  # OverflowError from re.compile
     ({"primary": ["(" * 5000 + ")" * 5000]}, "bad.primary"),  # RecursionError from re.compile

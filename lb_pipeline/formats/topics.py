@@ -45,6 +45,19 @@ def parse_topic_stats(doc, broker: str) -> tuple[list[Row], list[Problem]]:
     return rows, problems
 
 
+# A topic's numbers in the order they are checked: (column, key, reader, options). A value of the usual kind and
+# range is taken as it is; any other goes to the reader, which converts it or names the problem.
+_NUMBERS = (("msg_rate_in", "msgRateIn", num, {}), ("msg_rate_out", "msgRateOut", num, {}),
+            ("msg_throughput_in", "msgThroughputIn", num, {}), ("msg_throughput_out", "msgThroughputOut", num, {}),
+            ("producer_count", "producerCount", integer, {"required": False, "bits": 32}),
+            ("average_msg_size", "averageMsgSize", num, {"required": False}),
+            ("storage_size", "storageSize", integer, {"required": False}),
+            ("backlog_size", "backlogSize", integer, {"required": False, "nonneg": False}),
+            ("msg_in_count", "msgInCount", integer, {"required": False}),
+            ("bytes_in_count", "bytesInCount", integer, {"required": False}))
+_INF = float("inf")
+
+
 def _topic_row(broker, namespace, rng, domain, topic, s, field) -> Row:
     s = _obj(s, field, row_level=True)
     if not topic.startswith(f"{domain}://{namespace}/"):
@@ -62,22 +75,16 @@ def _topic_row(broker, namespace, rng, domain, topic, s, field) -> Row:
         if not isinstance(cons, list):
             raise RowProblem(f"{field}.subscriptions[{name}].consumers", f"expected an array, got {_kind(cons)}")
         consumers += len(cons)
-    return {
-        "broker": broker, "namespace": namespace, "bundle_range": rng, "bundle": f"{namespace}/{rng}",
-        "topic": topic, "domain": domain,
-        "msg_rate_in": num(s, "msgRateIn", field + ".msgRateIn"),
-        "msg_rate_out": num(s, "msgRateOut", field + ".msgRateOut"),
-        "msg_throughput_in": num(s, "msgThroughputIn", field + ".msgThroughputIn"),
-        "msg_throughput_out": num(s, "msgThroughputOut", field + ".msgThroughputOut"),
-        "producer_count": integer(s, "producerCount", field + ".producerCount", required=False, bits=32) or 0,
-        "consumer_count": consumers,
-        "subscription_count": len(subs),
-        "average_msg_size": num(s, "averageMsgSize", field + ".averageMsgSize", required=False),
-        "storage_size": integer(s, "storageSize", field + ".storageSize", required=False),
-        "backlog_size": integer(s, "backlogSize", field + ".backlogSize", required=False, nonneg=False),
-        "msg_in_count": integer(s, "msgInCount", field + ".msgInCount", required=False),
-        "bytes_in_count": integer(s, "bytesInCount", field + ".bytesInCount", required=False),
-    }
+    row = {"broker": broker, "namespace": namespace, "bundle_range": rng, "bundle": f"{namespace}/{rng}",
+           "topic": topic, "domain": domain, "consumer_count": consumers, "subscription_count": len(subs)}
+    for column, key, reader, options in _NUMBERS:  # 2.4 million topics a day on M: the usual case costs one test
+        v = s.get(key)
+        if type(v) is float and 0.0 <= v < _INF and reader is num or type(v) is int and 0 <= v < 2 ** 31:
+            row[column] = float(v) if reader is num else v
+        else:
+            row[column] = reader(s, key, f"{field}.{key}", **options)
+    row["producer_count"] = row["producer_count"] or 0
+    return row
 
 
 def parse_ownership(doc, broker: str) -> tuple[list[Row], list[Problem]]:
