@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from lb_pipeline.formats import values as p
-from lb_pipeline.ingest.files import listing_quarantine, parse_file, quarantine_row
+from lb_pipeline.ingest.files import listing_quarantine, parse_file, refused_row
 from lb_pipeline.ingest.landing import list_day, read_files, read_listed, small_files
-from lb_pipeline.ingest.tables import COMMON, TABLES, BronzeTable, locate
+from lb_pipeline.ingest.tables import COMMON, TABLES, BronzeTable
 from lb_pipeline.workers import collector_paused
 
 QUARANTINE_COLUMNS = "_field string, _reason string, _raw string"
@@ -69,8 +69,7 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, s
             try:
                 content = read_listed(path, limit)
             except ValueError as exc:  # changed since the listing
-                where = (locate(path) or (None, None))[:2]
-                return [{**_flat(quarantine_row(t, path, *where, "(file)", str(exc), None)), "_table": t.name} for t in tables]
+                return [{**_flat(refused_row(t, path, "(file)", str(exc))), "_table": t.name} for t in tables]
         for table in tables:
             good, bad = parse_file(table, path, content, manifests, max_depth, memo)
             for row in good:

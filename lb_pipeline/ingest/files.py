@@ -79,15 +79,19 @@ def table_of(path: str) -> BronzeTable:
     return TABLES[(tables_of(rel, {t.name: t.globs for t in TABLES.values()}) or ["snapshots"])[0]]
 
 
+def refused_row(table: BronzeTable, path: str, field: str, reason: str, content: bytes | None = None) -> dict:
+    """A quarantine row for a file its path places (refused by the listing, or changed before it was read)."""
+    return quarantine_row(table, path, *(locate(path) or (None, None))[:2], field, reason, content)
+
+
 def listing_quarantine(listing: DayListing) -> list[dict]:
     """Quarantine rows for what the listing found unreadable: by name only, nothing of these is read."""
-    where = lambda path: (locate(path) or (None, None))[:2]  # noqa: E731
-    return [*(quarantine_row(TABLES["snapshots"], d, *where(d + "/x"), "(directory)",
+    return [*(quarantine_row(TABLES["snapshots"], d, *(locate(d + "/x") or (None, None))[:2], "(directory)",
                           "expected a snapshot directory with manifest.json, got an empty directory", None)
               for d in listing.empty_dirs),
-            *(quarantine_row(table_of(f), f, *where(f), "(file)", "expected a JSON document, got an empty file", b"")
+            *(refused_row(table_of(f), f, "(file)", "expected a JSON document, got an empty file", b"")
               for f in listing.empty_files),
-            *(quarantine_row(table_of(f), f, *where(f), fld, why, None) for f, fld, why in listing.refused)]
+            *(refused_row(table_of(f), f, fld, why) for f, fld, why in listing.refused)]
 
 
 def quarantine_row(table, path, cluster, ts, field, reason, content) -> dict:

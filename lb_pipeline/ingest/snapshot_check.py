@@ -9,9 +9,9 @@ import os
 from dataclasses import dataclass, field
 
 from lb_pipeline.formats.values import max_file_bytes
-from lb_pipeline.ingest.files import listing_quarantine, parse_file, quarantine_row
+from lb_pipeline.ingest.files import listing_quarantine, parse_file, quarantine_row, refused_row
 from lb_pipeline.ingest.landing import DayListing, list_snapshot, read_listed
-from lb_pipeline.ingest.tables import TABLES, locate
+from lb_pipeline.ingest.tables import TABLES
 from lb_pipeline.quality import row_rules
 
 
@@ -47,7 +47,7 @@ def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int
         try:
             rows, bad = parse_file(table, uri, read_listed(uri, limit), manifests)  # read as ingest's workers read
         except ValueError as exc:  # changed since the listing
-            rows, bad = [], [quarantine_row(table, uri, *(locate(uri) or (None, None))[:2], "(file)", str(exc), None)]
+            rows, bad = [], [refused_row(table, uri, "(file)", str(exc))]
         good += rows
         out.quarantined += bad
     kept, rejected = row_rules.check_rows(name, good)
