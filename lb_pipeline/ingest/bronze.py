@@ -129,7 +129,7 @@ def checked_table(parsed, table: BronzeTable):
 def good_rows(marked, table: BronzeTable):
     from pyspark.sql import functions as F
 
-    return (marked.where(F.col("_reason").isNull() & F.col("_rule_field").isNull())
+    return (marked.where(F.col("_reason").isNull() & F.col("_rule").isNull())
                   .select(*_table_columns(table)))
 
 
@@ -144,7 +144,7 @@ def quarantined_rows(marked, table: BronzeTable):
         F.col("_field").alias("field"), F.col("_reason").alias("reason"), F.col("_raw").alias("raw"),
         F.col("_truncated").alias("raw_truncated"),
     )
-    ruled = marked.where(F.col("_reason").isNull() & F.col("_rule_field").isNotNull())
+    ruled = marked.where(F.col("_reason").isNull() & F.col("_rule").isNotNull())
     return parsed.unionByName(row_rules.rejected(ruled, table.name, _table_columns(table)))
 
 

@@ -120,65 +120,81 @@ def split(table: str, rows):
     from pyspark.sql import functions as F
 
     marked = mark(table, rows)
-    return (marked.where(F.col("_rule_field").isNull()).select(*rows.columns),
-            rejected(marked.where(F.col("_rule_field").isNotNull()), table, rows.columns))
+    return (marked.where(F.col("_rule").isNull()).select(*rows.columns),
+            rejected(marked.where(F.col("_rule").isNotNull()), table, rows.columns))
+
+
+def _count_column(k: int) -> str:
+    return f"_count{k}"
 
 
 def mark(table: str, rows, eligible=None):
-    """``rows`` with ``_rule_field`` and ``_rule_reason``: the first critical rule of bronze ``table`` a row breaks
-    (null where none). Only rows where the Column ``eligible`` holds are checked (all when None), and a key's
-    uniqueness is counted among them: ingest marks its parsed rows once, good and quarantined alike, so that the
-    windows of the uniqueness rules run once per table."""
+    """``rows`` with ``_rule``: the position in ``rules(table)`` of the first critical rule the row breaks (null
+    where none), and ``_count<k>``, the rows of its key, for each uniqueness rule ``k``. Only rows where the Column
+    ``eligible`` holds are checked (all when None), and a key's uniqueness is counted among them: ingest marks its
+    parsed rows once, good and quarantined alike, so that the windows of the uniqueness rules run once per table.
+
+    Only the rule's number is computed for every row; ``rejected`` spells out field and reason for the few rows
+    that break one (both for every row, each rule tested again for the reason, had made the generated code too
+    large for the JVM to compile: 2.4 million topic rows took twice as long)."""
     from pyspark.sql import functions as F
     from pyspark.sql.window import Window
 
     from lb_pipeline.quality import views
 
     suite = f"bronze.{table}"
-    none = F.lit(None).cast("string")
     checked = []
     if suite in views.SUITES:
         viewed = views.SUITES[suite][1](lambda layer, name: rows)
-        checked = [e for e in rules(table) if all(c in viewed.columns for c in columns(e))]
+        checked = [(k, e) for k, e in enumerate(rules(table)) if all(c in viewed.columns for c in columns(e))]
     if not checked:
-        return rows.withColumn("_rule_field", none).withColumn("_rule_reason", none)
-    eligible = F.lit(True) if eligible is None else eligible
+        return rows.withColumn("_rule", F.lit(None).cast("int"))
+    # one window column per uniqueness rule, the eligibility a column: as an expression in each use, every use
+    # had its own shuffle and sort of all the rows
+    viewed = viewed.withColumn("_eligible", F.lit(True) if eligible is None else eligible)
+    viewed = viewed.select("*", *[F.count(F.lit(1)).over(Window.partitionBy(*e["kwargs"]["column_list"], "_eligible"))
+                                  .alias(_count_column(k)) for k, e in checked if e["type"] == UNIQUE])
+    first = F.coalesce(*[F.when(F.col("_eligible") & _violates(k, e), F.lit(k)) for k, e in checked])
+    return viewed.withColumn("_rule", first).drop("_eligible")
 
-    def count(e):
-        return F.count(F.lit(1)).over(Window.partitionBy(*e["kwargs"]["column_list"], eligible))
 
-    def violates(e):
-        kind, kw = e["type"], e["kwargs"]
-        if kind == UNIQUE:
-            return count(e) > 1
-        col = F.col(kw["column"])
-        if kind.endswith("not_be_null"):
-            return col.isNull()
-        if kind.endswith("between"):
-            low, high = kw.get("min_value"), kw.get("max_value")
-            bad = F.isnan(col.cast("double"))
-            bad = bad | (col < F.lit(low)) if low is not None else bad
-            bad = bad | (col > F.lit(high)) if high is not None else bad
-            return col.isNotNull() & bad
-        return col.isNotNull() & ~col.isin(list(kw["value_set"]))
+def _violates(k: int, e: dict):
+    from pyspark.sql import functions as F
 
-    def got(e):
-        if e["type"] == UNIQUE:
-            return count(e).cast("string")
-        return F.coalesce(F.col(e["kwargs"]["column"]).cast("string"), F.lit("None"))
-
-    field = F.coalesce(*[F.when(eligible & violates(e), F.lit(field_of(e))) for e in checked])
-    reason = F.coalesce(*[F.when(eligible & violates(e), F.concat(F.lit(f"{describe(e)}, got "), got(e),
-                                                                  F.lit(f" (expectations/{suite}.json)")))
-                          for e in checked])
-    return viewed.withColumn("_rule_field", field).withColumn("_rule_reason", reason)
+    kind, kw = e["type"], e["kwargs"]
+    if kind == UNIQUE:
+        return F.col(_count_column(k)) > 1
+    col = F.col(kw["column"])
+    if kind.endswith("not_be_null"):
+        return col.isNull()
+    if kind.endswith("between"):
+        low, high = kw.get("min_value"), kw.get("max_value")
+        bad = F.isnan(col.cast("double"))
+        bad = bad | (col < F.lit(low)) if low is not None else bad
+        bad = bad | (col > F.lit(high)) if high is not None else bad
+        return col.isNotNull() & bad
+    return col.isNotNull() & ~col.isin(list(kw["value_set"]))
 
 
 def rejected(marked, table: str, table_columns: list[str]):
-    """Quarantine rows for the marked rows (those that break a rule), the row itself as JSON."""
+    """Quarantine rows for the marked rows that break a rule (``mark``): the rule's field, the reason with the
+    value that broke it, the row itself as JSON."""
     from pyspark.sql import functions as F
 
+    rule, suite, none = F.col("_rule"), f"bronze.{table}", F.lit(None).cast("string")
+    # the rules ``mark`` checked: those whose column (a key's count for a uniqueness rule) the rows have
+    checked = [(k, e) for k, e in enumerate(rules(table))
+               if (_count_column(k) if e["type"] == UNIQUE else e["kwargs"]["column"]) in marked.columns]
+
+    def got(k, e):
+        if e["type"] == UNIQUE:
+            return F.col(_count_column(k)).cast("string")
+        return F.coalesce(F.col(e["kwargs"]["column"]).cast("string"), F.lit("None"))
+
+    field = F.coalesce(none, *[F.when(rule == k, F.lit(field_of(e))) for k, e in checked])
+    reason = F.coalesce(none, *[F.when(rule == k, F.concat(F.lit(f"{describe(e)}, got "), got(k, e),
+                                                           F.lit(f" (expectations/{suite}.json)"))) for k, e in checked])
     return marked.select(
         "cluster", "snapshot_ts", "snapshot_date", "source_file", F.lit(table).alias("bronze_table"),
-        F.col("_rule_field").alias("field"), F.col("_rule_reason").alias("reason"),
+        field.alias("field"), reason.alias("reason"),
         F.to_json(F.struct(*table_columns)).alias("raw"), F.lit(False).alias("raw_truncated"))
