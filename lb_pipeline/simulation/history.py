@@ -50,9 +50,7 @@ class History:
             return now.copy()
         frac = (t_ms - self.times[i]) / (self.times[i + 1] - self.times[i])
         both = self.present[i] & self.present[i + 1]
-        out = now.copy()
-        out[both] = now[both] + (self.traffic[i + 1][both] - now[both]) * frac
-        return out
+        return np.where(both[:, None], now + (self.traffic[i + 1] - now) * frac, now)
 
     def cycle_times(self, interval_minutes: int) -> np.ndarray:
         if interval_minutes <= 0:
