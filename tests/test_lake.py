@@ -28,6 +28,17 @@ def test_partition_write_creates_a_delta_table_and_replaces_only_that_day(spark,
     assert lake.read(spark, "bronze", "t", "2026-01-02").count() == 1
 
 
+def test_a_new_table_keeps_file_statistics_of_its_first_two_columns_only(spark, tmp_path):
+    import json
+
+    lake = Lake(str(tmp_path))
+    rows = spark.createDataFrame([("c", 1, 2.5, "2026-01-01")], "cluster string, ts long, x double, snapshot_date string")
+    lake.write_partition(rows, "bronze", "t", "2026-01-01")
+    (commit,) = (tmp_path / "bronze" / "t" / "_delta_log").glob("*.json")
+    (stats,) = [json.loads(json.loads(line)["add"]["stats"]) for line in commit.read_text().splitlines() if '"add"' in line]
+    assert stats["numRecords"] == 1 and set(stats["minValues"]) == {"cluster", "ts"}
+
+
 def test_rows_of_another_day_are_refused(spark, tmp_path):
     lake = Lake(str(tmp_path))
     with pytest.raises(ValueError, match='writing partition 2026-01-01 got rows of another partition '
