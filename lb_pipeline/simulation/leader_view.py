@@ -182,7 +182,7 @@ def leader_load(h, i: int, live_idx: np.ndarray, owner: np.ndarray, traffic: np.
             for w, a in (("shortTerm", averages[0]), ("longTerm", averages[1]))
             for f, k in enumerate(("MsgRateIn", "MsgRateOut", "MsgThroughputIn", "MsgThroughputOut"))}
     reports = {}
-    # Python floats of the same values, read once per cycle (numpy scalars one by one cost a tenth of a run)
+    # the same values as Python floats, converted once per cycle rather than one numpy scalar at a time
     used, limits, rates, n_of = usage.tolist(), h.limits[i].tolist(), bt.tolist(), topics.tolist()
     averaged = {key: v.tolist() for key, v in sums.items()}
     for k, b in enumerate(live_idx.tolist()):
