@@ -206,8 +206,8 @@ class Simulation:
     def _sample(self, present: np.ndarray, traffic: np.ndarray, samples: int) -> None:
         k = present.astype(np.int64) * samples
         for w in self.avg:  # the four fields at once: the same arithmetic per element as one field at a time
-            self.n[w], self.avg[w] = ta.update_many(self.n[w][:, None], self.avg[w], traffic, k[:, None], w)
-            self.n[w] = self.n[w][:, 0]
+            n, self.avg[w] = ta.update_many(self.n[w][:, None], self.avg[w], traffic, k[:, None], w)
+            self.n[w] = n[:, 0]
 
     def _broker_traffic(self, traffic: np.ndarray) -> np.ndarray:
         """(B, 4) traffic per broker (bundles without a live owner count nowhere)."""
