@@ -64,11 +64,42 @@ def test_simulate_from_the_lake_runs_what_the_landing_folder_runs(lake, demo_lan
     assert sum(r["splits"] for r in from_lake["runs"]) > 0  # the demo's hot bundles are split from the lake's topics too
 
 
+def test_the_runs_share_the_cores_evenly_each_run_once_the_validated_one_counted_twice():
+    from lb_pipeline.model.config import PulsarConfig
+    from lb_pipeline.transforms.simulation import run_cost, slot_plan
+
+    config = PulsarConfig()  # ThresholdShedder as configured: its run is replayed again, anchored
+    runs = run_list(config)
+    cost = {r["run_id"]: run_cost(r, config) for r in runs}
+    assert cost["ThresholdShedder#3"] == 2.0 and cost["no-balancing#0"] == cost["as-recorded#1"] == 0.5
+    assert run_cost({**runs[3], "seed": 1}, config) == 1.0  # a second seed is not validated
+    plan = slot_plan(runs, 2, lambda r: cost[r["run_id"]])
+    assert sorted(r["run_id"] for slot in plan for r in slot) == sorted(cost)
+    assert [sum(cost[r["run_id"]] for r in slot) for slot in plan] == [3.5, 3.5]
+    assert plan[0][0]["strategy"] == "ThresholdShedder"  # the dearest starts first
+    assert slot_plan(runs[:1], 4, lambda r: 1.0) == [runs[:1]]  # no empty slot, no empty task
+
+
+def test_a_history_too_broken_to_simulate_says_so_in_each_runs_row():
+    import pandas as pd
+
+    from lb_pipeline.model.config import PulsarConfig
+    from lb_pipeline.transforms.simulation import _names, OUTPUT_SCHEMA, _simulate_slot
+
+    one_snapshot = pd.DataFrame([{"cluster": "c", "snapshot_date": DEMO_DAY, "kind": "broker", "broker": "b1",
+                                  "snapshot_ts": pd.Timestamp(f"{DEMO_DAY} 00:00", tz="UTC")}])
+    runs = run_list(PulsarConfig())[:2]
+    out = _simulate_slot(one_snapshot, PulsarConfig(), runs)
+    assert list(out.columns) == _names(OUTPUT_SCHEMA)
+    assert out["run_id"].tolist() == [r["run_id"] for r in runs] and set(out["kind"]) == {"run"}
+    assert out["notes"].str.startswith("not simulated: cluster 'c': the history needs two snapshots").all()
+
+
 @pytest.mark.parametrize("n", [1, 7, 62])
-def test_each_run_gets_its_own_task_in_run_order(spark, n):
+def test_each_slot_gets_its_own_task_in_slot_order(spark, n):
     from lb_pipeline.transforms.simulation import spread_keys
 
     keys = spread_keys(spark, n)
-    placed = (spark.createDataFrame([(k, i) for i, k in enumerate(keys)], "k int, run int").repartition(n, "k")
-              .select("run", F.spark_partition_id().alias("task")).collect())
-    assert sorted((r["run"], r["task"]) for r in placed) == [(i, i) for i in range(n)]
+    placed = (spark.createDataFrame([(k, i) for i, k in enumerate(keys)], "k int, slot int").repartition(n, "k")
+              .select("slot", F.spark_partition_id().alias("task")).collect())
+    assert sorted((r["slot"], r["task"]) for r in placed) == [(i, i) for i in range(n)]

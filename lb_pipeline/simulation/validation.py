@@ -66,9 +66,14 @@ def configured_strategy(config: PulsarConfig) -> str:
     return config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
 
 
+def is_validated(config: PulsarConfig, strategy: str, params: dict, seed: int) -> bool:
+    """Whether a run is the cluster's own strategy as configured (seed 0): the one run validated against the record."""
+    return strategy == configured_strategy(config) and not params and not seed
+
+
 def validate_run(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict,
                  seed: int, policies: Policies | None = None) -> dict:
     """The validation figures for the run of the cluster's own strategy as configured (seed 0); empty otherwise."""
-    if strategy != configured_strategy(config) or params or seed:
+    if not is_validated(config, strategy, params, seed):
         return {}
     return predict_recorded(history, model, config, strategy, policies=policies)
