@@ -128,7 +128,7 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     """Every run of ``runs`` on every cluster's history: cycle rows (``kind = 'cycle'``) and one summary row each.
     ``topic_stats``: bronze topic rows, for the simulated splits (``split_topic_rows``)."""
     plan = slot_plan(runs, min(len(runs), spark.sparkContext.defaultParallelism), lambda r: run_cost(r, config))
-    slots = spread_keys(spark, max(1, len(plan)))
+    slots = spread_keys(spark, len(plan)) if plan else []
     by_slot = dict(zip(slots, plan))
     rows = (broker_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BROKER_COLS)
             .withColumn("kind", F.lit("broker"))
@@ -141,7 +141,8 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
                                 .withColumn("kind", F.lit("topic")), allowMissingColumns=True)
     # one task per slot, slot k on partition k (a hash of the key had put two runs in one task, leaving another
     # empty: on L one core idled while the other ran both); grouping by the slot too keeps it the only shuffle
-    groups = rows.crossJoin(F.broadcast(spark.createDataFrame([(k,) for k in slots], "_slot int"))).repartition(len(slots), "_slot")
+    slot_df = spark.createDataFrame([(k,) for k in slots], "_slot int")
+    groups = rows.crossJoin(F.broadcast(slot_df)).repartition(max(1, len(slots)), "_slot")
     return groups.groupBy("_slot", "cluster").applyInPandas(
         lambda pdf: _simulate_slot(pdf, config, by_slot[int(pdf["_slot"].iloc[0])]), OUTPUT_SCHEMA)
 
