@@ -39,6 +39,20 @@ def test_a_new_table_keeps_file_statistics_of_its_first_two_columns_only(spark, 
     assert stats["numRecords"] == 1 and set(stats["minValues"]) == {"cluster", "ts"}
 
 
+def test_the_newest_commit_read_from_the_log_is_what_delta_history_says(spark, tmp_path):
+    from delta.tables import DeltaTable
+
+    lake = Lake(str(tmp_path))
+    for n in range(12):  # past Delta's checkpoint every 10 commits: checkpoint and checksum files beside the commits
+        written = lake.write_partition(_rows(spark, f"2026-01-{1 + n % 3:02d}", range(n + 1)), "bronze", "t",
+                                       f"2026-01-{1 + n % 3:02d}")
+        assert (written.version, written.rows) == (n, n + 1)
+    assert any(p.name.endswith(".checkpoint.parquet") for p in (tmp_path / "bronze" / "t" / "_delta_log").iterdir())
+    last = DeltaTable.forPath(spark, lake.path("bronze", "t")).history(1).collect()[0]
+    assert lake.version(spark, "bronze", "t") == last["version"] == 11
+    assert Lake._last_commit(spark, lake.path("bronze", "t"))[1] == dict(last["operationMetrics"])
+
+
 def test_rows_of_another_day_are_refused(spark, tmp_path):
     lake = Lake(str(tmp_path))
     with pytest.raises(ValueError, match='writing partition 2026-01-01 got rows of another partition '

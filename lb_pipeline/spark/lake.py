@@ -7,6 +7,7 @@ exactly that partition (Delta ``replaceWhere``), so re-running a night leaves th
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import dataclass
 
@@ -48,6 +49,7 @@ def _equals(item: tuple[str, str | list[str]]) -> str:
 
 
 OUTSIDE = "lb_pipeline: a row outside the slice being written:"
+_COMMIT = re.compile(r"\d{20}\.json")  # a commit of the Delta log (not a checkpoint, checksum or compaction)
 
 
 def _inside(df, slice_: dict):
@@ -138,7 +140,23 @@ class Lake:
 
     @staticmethod
     def _last_commit(spark, path: str) -> tuple[int, dict]:
-        from delta.tables import DeltaTable
+        """The table's newest version and its commit's operation metrics, read from the log itself: the newest
+        ``<20 digits>.json`` of ``_delta_log`` (through Hadoop's file system, so an object store too). Delta's
+        ``history(1)`` gives the same but loads the table and runs a Spark job: 0.2-1 s a table where this takes
+        30 ms, and every write of the night asks once."""
+        import json
 
-        last = DeltaTable.forPath(spark, path).history(1).select("version", "operationMetrics").collect()[0]
-        return int(last["version"]), dict(last["operationMetrics"] or {})
+        jvm = spark.sparkContext._jvm
+        log = jvm.org.apache.hadoop.fs.Path(f"{path.rstrip('/')}/_delta_log")
+        fs = log.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        commits = [n for n in (st.getPath().getName() for st in fs.listStatus(log)) if _COMMIT.fullmatch(n)]
+        if not commits:
+            raise ValueError(f"{path}: no Delta commit in its _delta_log")
+        newest = max(commits)
+        stream = fs.open(jvm.org.apache.hadoop.fs.Path(log, newest))
+        try:
+            text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+        finally:
+            stream.close()
+        infos = [json.loads(line).get("commitInfo") for line in text.splitlines() if line.strip()]
+        return int(newest[:20]), dict(next((i for i in infos if i is not None), {}).get("operationMetrics") or {})
