@@ -228,3 +228,13 @@ def test_last_nights_compare_tonight_with_the_means_and_a_first_night_says_there
     compare = section.split('data-testid="nights-compare"')[1].split("</table>")[0]
     assert "65.0%" in compare and "61.0%" in compare  # tonight's peak, the mean of the 7 nights before
     assert "14 of the last 30" in section and section.split('data-testid="nights-recent"')[1].count("<tr>") == 8
+
+
+def test_a_report_written_to_a_relative_folder_is_named_by_an_absolute_path(tmp_path, monkeypatch):
+    """``LB_REPORTS_DIR=reports-out``: the asset links the report as a file:// URI, which needs an absolute path."""
+    from lb_pipeline.report.render import write_report
+
+    monkeypatch.chdir(tmp_path)
+    path = write_report("reports-out", "c1", DEMO_DAY, "<html></html>")
+    assert path.is_absolute() and path == tmp_path / "reports-out" / "c1" / f"{DEMO_DAY}.html"
+    assert path.as_uri().startswith("file:///") and (path.parent / "index.html").is_file()

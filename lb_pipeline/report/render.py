@@ -67,8 +67,9 @@ def render_index(nights: list[dict], cluster: str) -> str:
 
 
 def write_report(out_dir: str | Path, cluster: str, day: str, html: str) -> Path:
-    """``<out>/<cluster>/<day>.html`` and a refreshed ``<out>/<cluster>/index.html`` of every night there."""
-    folder = Path(out_dir) / cluster
+    """``<out>/<cluster>/<day>.html`` and a refreshed ``<out>/<cluster>/index.html`` of every night there; the
+    path returned is absolute (the asset links it as a ``file://`` URI, and ``LB_REPORTS_DIR`` may be relative)."""
+    folder = Path(out_dir).resolve() / cluster
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{day}.html"
     tmp = path.with_suffix(".html.tmp")
