@@ -148,6 +148,31 @@ def quarantined_rows(marked, table: BronzeTable):
     return parsed.unionByName(row_rules.rejected(ruled, table.name, _table_columns(table)))
 
 
+def _write_concurrently(lake, frames: dict, chains: list[list[str]], day: str, log, threads: int = 2) -> dict:
+    """Write ``frames`` (table → rows) to their bronze tables: the tables of a chain one after the other, two
+    chains at a time, in the order given. One table at a time left the cores idle while the driver planned and
+    committed, and through each table's last tasks: M's bronze took 95 s one at a time, 85 s two at a time
+    (3 and 4 at a time gave no more). Stops starting chains at the first failure, and raises it."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    def write(chain):
+        return {name: lake.write_partition(frames[name], "bronze", name, day) for name in chain}
+
+    results = {}
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bronze-write") as pool:
+        futures = [pool.submit(write, chain) for chain in chains]
+        try:
+            for future in as_completed(futures):
+                for name, result in future.result().items():
+                    results[name] = result
+                    log(f"bronze/{name}: {result.rows} rows")
+        except BaseException:
+            for future in futures:  # the chains not started yet; the running ones finish before the pool closes
+                future.cancel()
+            raise
+    return results
+
+
 @dataclass(frozen=True)
 class IngestResult:
     day: str
@@ -193,9 +218,11 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
         marked.update({t.name: checked_table(parsed, t).persist() for t in members})
     results = {}
     try:
-        for name in names:
-            results[name] = lake.write_partition(good_rows(marked[name], TABLES[name]), "bronze", name, day)
-            log(f"bronze/{name}: {results[name].rows} rows")
+        # a family's tables share one cached parse: one chain, written in turn; the largest family first
+        chains = [[t.name for t in m] for m in families.values()] + ([["snapshots"]] if "snapshots" in names else [])
+        chains.sort(key=lambda chain: -sum(listing.sizes.get(f, 0) for f in listing.files.get(chain[0], [])))
+        written = _write_concurrently(lake, {n: good_rows(marked[n], TABLES[n]) for n in marked}, chains, day, log)
+        results = {name: written[name] for name in names}
         quarantine = spark.createDataFrame([], QUARANTINE_SCHEMA)
         for name, frame in marked.items():
             quarantine = quarantine.unionByName(quarantined_rows(frame, TABLES[name]))
