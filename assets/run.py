@@ -5,7 +5,8 @@
 Every valid day runs even when another fails; directories that are not snapshots of a partition day are named
 and skipped; a day another run is running on the same lake right now is left to it
 (``lb_pipeline.partition_lock``). Exit status: 0 all done, 1 a day failed (each failed step named with its
-cause), 2 nothing to run, 3 every day run is done but some directories or days were skipped.
+cause), 2 nothing to run (or $DAGSTER_HOME names a file), 3 every day run is done but some directories or days
+were skipped.
 
 Runs are recorded in ``$DAGSTER_HOME`` when it is set, so ``dagster dev -w workspace.yaml`` shows them.
 """
@@ -67,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     if not days:
         print(f"no snapshot directories to run under {landing}; run 'lb-pipeline generate' first", file=sys.stderr)
         return 2
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    instance = recording_instance()
+    if instance is None:
+        return 2
     job = defs.resolve_job_def("nightly")
     resources = {"spark": SparkResource(), "lake": LakeResource(root=lake), "landing": LandingResource(path=landing),
                  "reports": ReportsResource(path=str(Path(args.reports).resolve()))}
@@ -106,6 +109,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(done)} day(s) done, {len(failed)} failed ({', '.join(failed) or 'none'}), "
               f"{len(skipped)} director(ies) skipped", file=sys.stderr)
     return 1 if failed else 3 if skipped else 0
+
+
+def recording_instance():
+    """Where the runs are recorded: ``$DAGSTER_HOME`` (made absolute, created when missing, as Dagster requires
+    both), else an instance that lasts the command; None, said why, when ``$DAGSTER_HOME`` names a file."""
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return dg.DagsterInstance.ephemeral()
+    folder = Path(home).resolve()
+    if folder.exists() and not folder.is_dir():
+        print(f"DAGSTER_HOME={home} is not a folder: point it at one, or unset it to run without recording the runs",
+              file=sys.stderr)
+        return None
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        print(f"created DAGSTER_HOME {folder} (Dagster's defaults; the project's settings are in .dagster/)",
+              file=sys.stderr)
+    os.environ["DAGSTER_HOME"] = str(folder)
+    return dg.DagsterInstance.get()
 
 
 def _place(value: str) -> str:

@@ -76,3 +76,21 @@ def test_webserver_lists_the_asset_groups(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_main_command_records_runs_in_a_dagster_home_it_creates_and_refuses_one_that_is_a_file(
+        tmp_path, monkeypatch, capsys):
+    """``DAGSTER_HOME=runs python -m assets.run …``: Dagster wants an existing, absolute folder."""
+    from assets import run
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DAGSTER_HOME", "runs/dagster")
+    instance = run.recording_instance()
+    assert (tmp_path / "runs" / "dagster").is_dir() and os.environ["DAGSTER_HOME"] == str(tmp_path / "runs" / "dagster")
+    assert instance.root_directory == str(tmp_path / "runs" / "dagster")
+    assert "created DAGSTER_HOME" in capsys.readouterr().err
+    instance.dispose()
+    (tmp_path / "a-file").write_text("x")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "a-file"))
+    assert run.recording_instance() is None
+    assert "is not a folder" in capsys.readouterr().err
