@@ -103,6 +103,8 @@ def test_a_topics_numbers_read_as_the_field_readers_read_them_whatever_their_kin
     ({"primary": ["b"], "secondary": [r"(s)\1"]}, "bad.secondary"),  # a backreference: no linear-time match
     ({"primary": ["b"], "auto_failover_policy": {"parameters": {"min_limit": float("inf")}}},  # 1e999 in the JSON
      "bad.auto_failover_policy.parameters.min_limit"),
+    ({"primary": ["b"], "auto_failover_policy": {"parameters": [1]}}, "bad.auto_failover_policy.parameters"),
+    ({"primary": ["b"], "auto_failover_policy": []}, "bad.auto_failover_policy"),
 ])
 def test_an_isolation_policy_python_cannot_compile_is_a_row_problem(bad, field):
     rows, problems = cluster.parse_isolation_policies({"good": {"namespaces": ["a/b"], "primary": ["b.*"]},
@@ -142,6 +144,29 @@ def test_a_topic_reported_under_another_namespace_is_a_row_problem_and_the_other
     rows, problems = topics.parse_topic_stats(doc, "b:8080")
     assert [r["topic"] for r in rows] == ["persistent://acme/orders/a"]
     assert len(problems) == 1 and "persistent://evil/other/b" in problems[0].field
+
+
+@pytest.mark.parametrize("value, kind", [(7, "a number"), (0.5, "a number"), (0, "a number"), ("", "a string"),
+                                         ([], "an array"), (False, "a boolean")])
+def test_a_value_of_the_wrong_kind_is_a_row_problem_named_in_jsons_words(value, kind):
+    """A topic's ``subscriptions`` given as 7 says "got a number", not Python's "int"; an empty wrong kind (0, [])
+    is as wrong as a full one (Jackson refuses both for a map)."""
+    stats = {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}
+    doc = {"acme/orders": {"0x00000000_0xffffffff": {"persistent": {
+        "persistent://acme/orders/a": stats, "persistent://acme/orders/b": {**stats, "subscriptions": value}}}}}
+    rows, problems = topics.parse_topic_stats(doc, "b:8080")
+    assert [r["topic"] for r in rows] == ["persistent://acme/orders/a"]
+    assert [(p.field.rsplit(".", 1)[-1], p.reason) for p in problems] == [("subscriptions", f"expected an object, got {kind}")]
+
+
+@pytest.mark.parametrize("consumers, rows", [(None, 1), ([{}, {}], 1), ({}, 0), (0, 0)])
+def test_a_subscriptions_consumers_are_an_array_or_absent(consumers, rows):
+    stats = {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0,
+             "subscriptions": {"s": {} if consumers is None else {"consumers": consumers}}}
+    got, problems = topics.parse_topic_stats({"acme/orders": {"0x00000000_0xffffffff": {"persistent": {
+        "persistent://acme/orders/a": stats}}}}, "b:8080")
+    assert len(got) == rows and [r["consumer_count"] for r in got] == [len(consumers or [])] * rows
+    assert [p.field.endswith("subscriptions[s].consumers") for p in problems] == [True] * (1 - rows)
 
 
 def test_names_pulsar_forbids_are_refused():

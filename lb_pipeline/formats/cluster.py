@@ -113,11 +113,14 @@ def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
                                      f"expected a regex matchable in linear time, got {x[:80]!r} ({exc})") from None
                 except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}, 5,000 nested groups
                     raise RowProblem(f"{name}.{key}", f"expected a valid regex, got {x[:80]!r} ({exc})") from None
-        failover = policy.get("auto_failover_policy") or {}
+        failover = {} if policy.get("auto_failover_policy") is None else policy["auto_failover_policy"]
         if not isinstance(failover, dict) or failover.get("policy_type", "min_available") != "min_available":
             raise RowProblem(f"{name}.auto_failover_policy", "expected policy_type min_available")
+        parameters = {} if failover.get("parameters") is None else failover["parameters"]
+        if not isinstance(parameters, dict):  # [1] had failed the parser, and the file with it
+            raise RowProblem(f"{name}.auto_failover_policy.parameters", f"expected an object, got {_kind(parameters)}")
         try:
-            int((failover.get("parameters") or {}).get("min_limit", 1))
+            int(parameters.get("min_limit", 1))
         except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999 reads as infinity
             raise RowProblem(f"{name}.auto_failover_policy.parameters.min_limit", "expected an integer") from None
         return {"source": ISOLATION_SOURCE, "key": name, "value": json.dumps(policy, sort_keys=True)}

@@ -65,13 +65,13 @@ def _topic_row(broker, namespace, rng, domain, topic, s, field) -> Row:
     if topic_namespace(topic) != namespace:  # e.g. persistent://t/ns/a/b, which Pulsar reads as namespace t/ns/a
         raise RowProblem(field, f"expected a topic of namespace {namespace}; Pulsar reads {topic!r} as one of "
                                 f"{topic_namespace(topic)!r}")
-    subs = s.get("subscriptions") or {}
+    subs = {} if s.get("subscriptions") is None else s["subscriptions"]  # absent or null: none; 0 or [] are wrong
     if not isinstance(subs, dict):
         raise RowProblem(field + ".subscriptions", f"expected an object, got {_kind(subs)}")
     consumers = 0
     for name, sub in subs.items():
         sub = _obj(sub, f"{field}.subscriptions[{name}]", row_level=True)
-        cons = sub.get("consumers") or []
+        cons = [] if sub.get("consumers") is None else sub["consumers"]
         if not isinstance(cons, list):
             raise RowProblem(f"{field}.subscriptions[{name}].consumers", f"expected an array, got {_kind(cons)}")
         consumers += len(cons)

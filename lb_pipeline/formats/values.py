@@ -161,7 +161,9 @@ def _obj(value, field: str, row_level: bool = False) -> dict:
 
 
 def _kind(value) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), type(value).__name__) if value is not None else "null"
+    """What a JSON value is, in JSON's words (a Python ``int`` or ``float`` is a number)."""
+    kinds = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return kinds.get(type(value), type(value).__name__) if value is not None else "null"
 
 
 def num(obj: dict, key: str, field: str, *, required: bool = True, nonneg: bool = True, default=None) -> float | None:
