@@ -217,12 +217,12 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
         if len(members) > 1:
             shared.append(parsed := parsed.persist())
         marked.update({t.name: checked_table(parsed, t).persist() for t in members})
-    results = {}
     try:
         # a family's tables share one cached parse: one chain, written in turn; the largest family first
         chains = [[t.name for t in m] for m in families.values()] + ([["snapshots"]] if "snapshots" in names else [])
         chains.sort(key=lambda chain: -sum(listing.sizes.get(f, 0) for f in listing.files.get(chain[0], [])))
-        written = _write_concurrently(lake, {n: good_rows(marked[n], TABLES[n]) for n in marked}, chains, day, log)
+        frames = {name: good_rows(marked[name], TABLES[name]) for chain in chains for name in chain}
+        written = _write_concurrently(lake, frames, chains, day, log)
         results = {name: written[name] for name in names}
         quarantine = spark.createDataFrame([], QUARANTINE_SCHEMA)
         for name, frame in marked.items():

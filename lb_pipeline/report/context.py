@@ -78,7 +78,7 @@ def _context(soon, spark, lake, day: str, config: PulsarConfig, run_id: str) -> 
     # the queries that do not need the last snapshot, started first (the replay's accuracy is the longest)
     accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, strategy)
     simulation = soon(simulation_context, read)
-    heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage") if usage else None)
+    heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage") if usage is not None else None)
     summary_soon = rows_soon(read("gold", "broker_load_summary"))
     decisions_soon = rows_soon(decisions_df)
     checks_soon = rows_soon(results.orderBy("suite", "expectation") if results is not None else None)
@@ -103,18 +103,21 @@ def _context(soon, spark, lake, day: str, config: PulsarConfig, run_id: str) -> 
     snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader").orderBy("snapshot_ts")) if snapshots else []
     cluster = snap_rows[-1]["cluster"] if snap_rows else "unknown"
     latest = snap_rows[-1]["snapshot_ts"] if snap_rows else None
-    at_latest = (lambda df: df.where(F.col("snapshot_ts") == F.lit(latest))) if latest is not None else None
-    rates_soon = rows_soon(at_latest(usage).select("broker", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"))
-                           if usage is not None and at_latest else None)
+
+    def at_latest(df):  # a table's rows at the night's last snapshot (None without the table or a snapshot)
+        return df.where(F.col("snapshot_ts") == F.lit(latest)) if df is not None and latest is not None else None
+
+    usage_now, stats_now, namespaces_now = at_latest(usage), at_latest(stats_df), at_latest(namespaces)
+    rates_soon = rows_soon(usage_now.select("broker", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"))
+                           if usage_now is not None else None)
     triggers_df, recs_df = read("gold", "split_triggers"), read("gold", "split_recommendations")
     audit = read("gold", "anti_affinity_audit")
-    triggers = rows_soon(at_latest(triggers_df) if triggers_df is not None and at_latest else None)
-    recs = rows_soon(at_latest(recs_df) if recs_df is not None and at_latest else None)
+    triggers, recs = rows_soon(at_latest(triggers_df)), rows_soon(at_latest(recs_df))
     cap = config.get_int("loadBalancerNamespaceMaximumBundles")
-    near_cap = rows_soon(at_latest(namespaces).where(F.col("num_bundles") >= 0.8 * cap).select("namespace", "num_bundles")
-                         if namespaces is not None and at_latest else None)
-    near_soon = rows_soon(_near_limits(at_latest(stats_df), config) if stats_df is not None and at_latest else None)
-    violations = rows_soon(at_latest(audit) if audit is not None and at_latest else None)
+    near_cap = rows_soon(namespaces_now.where(F.col("num_bundles") >= 0.8 * cap).select("namespace", "num_bundles")
+                         if namespaces_now is not None else None)
+    near_soon = rows_soon(_near_limits(stats_now, config) if stats_now is not None else None)
+    violations = rows_soon(at_latest(audit))
     aa_groups = soon(trust.anti_affinity_groups, layouts, latest)
 
     heat = heat_soon.result()
@@ -129,10 +132,9 @@ def _context(soon, spark, lake, day: str, config: PulsarConfig, run_id: str) -> 
     latest_decisions = [d for d in decisions if d["snapshot_ts"] == latest]
     rates_now = {r["broker"]: r["rate"] for r in rates_soon.result()}
     bundle_rates = {}
-    if usage is not None and stats_df is not None and latest_decisions:
+    if usage is not None and stats_now is not None and latest_decisions:
         moved = list({d["bundle"] for d in latest_decisions})
-        moved_now = at_latest(stats_df).where(F.col("bundle").isin(moved))
-        bundle_rates = {r["bundle"]: r["rate"] for r in _rows(moved_now.select(
+        bundle_rates = {r["bundle"]: r["rate"] for r in _rows(stats_now.where(F.col("bundle").isin(moved)).select(
             "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate")))}
     strategies = []
     for name in ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder", "TransferShedder"):
