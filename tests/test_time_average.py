@@ -31,3 +31,16 @@ def test_vectorised_update_equals_the_scalar_one(cases, window):
     got_n, got = update_many(n, avg.astype(float), x.astype(float), k, window)
     for i in range(len(cases)):
         assert (int(got_n[i]), float(got[i])) == update(int(n[i]), float(avg[i]), float(x[i]), int(k[i]), window)
+
+
+@given(st.lists(st.tuples(st.floats(0, 1e6), st.floats(0, 1e6)), min_size=1, max_size=20), st.integers(0, 1000),
+       st.integers(0, 300), st.sampled_from([10, 1000]))
+def test_vectorised_update_of_bundles_in_one_phase_equals_the_scalar_one(values, n, k, window):
+    """Every bundle with the same samples so far and to come (the simulation's usual cycle) takes the shortcuts."""
+    import numpy as np
+
+    n = min(n, window)
+    avg, x = (np.array(c, dtype=float) for c in zip(*values))
+    got_n, got = update_many(np.full(len(values), n), avg, x, np.full(len(values), k), window)
+    for i in range(len(values)):
+        assert (int(got_n[i]), float(got[i])) == update(n, float(avg[i]), float(x[i]), k, window)

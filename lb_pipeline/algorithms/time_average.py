@@ -29,16 +29,27 @@ def update(n: int, avg: float, x: float, k: int, window: int) -> tuple[int, floa
 
 
 def update_many(n, avg, x, k, window: int):
-    """``update`` over numpy arrays (one element per bundle), same arithmetic in the same order."""
+    """``update`` over numpy arrays (one element per bundle), same arithmetic in the same order. The leader's
+    bundles mostly share a phase (every one still filling the long window, or every one past the short one, one
+    sample each): then no ``where`` is needed, and each step of the rule is one pass (a third of the time a
+    cycle of the simulation had spent here)."""
     import numpy as np
 
     m = np.minimum(k, np.maximum(0, window - n))
-    avg = np.where(m > 0, (n * avg + m * x) / np.maximum(n + m, 1), avg)
-    n = n + m
     rest = k - m
-    # Python's float power per distinct exponent (numpy's vectorised pow can differ in the last bit)
-    decay = np.array([(1 - 1 / window) ** r for r in range(int(rest.max(initial=0)) + 1)])
-    avg = np.where(rest > 0, x + (avg - x) * decay[rest], avg)
+    if m.all():  # running-mean phase everywhere
+        avg = (n * avg + m * x) / (n + m)
+    elif m.any():
+        avg = np.where(m > 0, (n * avg + m * x) / np.maximum(n + m, 1), avg)
+    n = n + m
+    top = int(rest.max(initial=0))
+    if top:
+        # Python's float power per distinct exponent (numpy's vectorised pow can differ in the last bit)
+        decay = np.array([(1 - 1 / window) ** r for r in range(top + 1)])
+        if rest.min() == top:  # the same number of samples everywhere: one factor
+            avg = x + (avg - x) * decay[top]
+        else:
+            avg = np.where(rest > 0, x + (avg - x) * decay[rest], avg)
     return n, avg
 
 

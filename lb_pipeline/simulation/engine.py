@@ -31,7 +31,7 @@ from lb_pipeline.model.usage import Weights, percent_usage_array
 from lb_pipeline.simulation.balancers import Balancer
 from lb_pipeline.simulation.bundle_set import BundleSet, TopicProfiles
 from lb_pipeline.simulation.history import History
-from lb_pipeline.simulation.leader_view import Owners, leader_load
+from lb_pipeline.simulation.leader_view import Owners, held_by, leader_load
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.ownership import inherit_owners
 from lb_pipeline.simulation.policies import Policies
@@ -106,9 +106,9 @@ class Simulation:
         state = self.policies.state(live, t)
         load = self._load(i, traffic, live_idx)
         view = {"snapshot": i, "new_snapshot": new_snapshot, "bundle_index": self.bundle_index}
-        homeless = ~np.isin(self.owner, live_idx)
+        homeless = ~held_by(self.owner, live_idx, len(h.brokers))
         if new_snapshot and self._restarting:  # a restarted broker comes back empty
-            homeless |= np.isin(self.owner, [h.brokers.index(b) for b in self._restarting])
+            homeless |= held_by(self.owner, [h.brokers.index(b) for b in self._restarting], len(h.brokers))
         orphans = np.flatnonzero(bs.present(i) & homeless)
         if len(orphans):  # place them before shedding, as lookups would; a restarting broker is down meanwhile
             self.balancer.placement.new_cycle()
@@ -120,7 +120,7 @@ class Simulation:
             load = self._load(i, traffic, live_idx)
         present = bs.present(i)
         owned = np.bincount(self.owner[present & (self.owner >= 0)], minlength=len(h.brokers))[live_idx]
-        unowned = int((present & ~np.isin(self.owner, live_idx)).sum())
+        unowned = int((present & ~held_by(self.owner, live_idx, len(h.brokers))).sum())
         view["owners"] = Owners(bs.names, h.brokers, self.owner, present & (self.owner >= 0))
         for u in self.balancer.unloads(load, self.config, t, state, view):
             n = view["bundle_index"][u.bundle]

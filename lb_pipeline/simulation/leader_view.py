@@ -164,15 +164,29 @@ class BundleOrders:
         return self._cache[key]
 
 
+def held_by(owner: np.ndarray, brokers, n_brokers: int) -> np.ndarray:
+    """``np.isin(owner, brokers)`` for broker indices (-1: no owner) by a lookup table, a tenth of the time;
+    a cycle asks it four times."""
+    table = np.zeros(n_brokers + 1, bool)  # the last entry answers -1
+    table[brokers] = True
+    return table[owner]
+
+
+def _stable_order(owners: np.ndarray, brokers: int) -> np.ndarray:
+    """``np.argsort(owners, kind="stable")`` for broker indices: as 16-bit keys numpy sorts by radix, a tenth of
+    the time of a 64-bit merge sort, and this runs twice a cycle."""
+    return np.argsort(owners.astype(np.int16) if brokers < 2 ** 15 else owners, kind="stable")
+
+
 def leader_load(h, i: int, live_idx: np.ndarray, owner: np.ndarray, traffic: np.ndarray, bt: np.ndarray,
                 usage: np.ndarray, averages, samples, orders: BundleOrders, bundles=None) -> LoadData:
     """The ``LoadData`` of snapshot ``i``'s cycle: ``LocalBrokerData`` per live broker (``usage``: brokers × 5,
     ``bt``: brokers × 4 traffic they serve), ``BundleData`` per present bundle, the frame built on first use.
     ``bundles``: (present, clients, topics) of the simulated bundle set (default: the recorded bundles)."""
     present, clients, n_topics = bundles or (h.present[i], h.clients[i], h.topics[i])
-    idx = np.flatnonzero(present & np.isin(owner, live_idx))
+    idx = np.flatnonzero(present & held_by(owner, live_idx, len(h.brokers)))
     own = owner[idx]  # a copy: placements move bundles while this cycle's view is still read
-    by_owner = np.argsort(own, kind="stable")
+    by_owner = _stable_order(own, len(h.brokers))
     lo, hi = np.searchsorted(own[by_owner], live_idx, side="left"), np.searchsorted(own[by_owner], live_idx, side="right")
     B = len(h.brokers)
     counts = np.bincount(own, minlength=B)
@@ -204,7 +218,10 @@ def leader_load(h, i: int, live_idx: np.ndarray, owner: np.ndarray, traffic: np.
         pos, mine = pos_of[idx], own
         keep = pos >= 0
         pos, mine = pos[keep], mine[keep]
-        srt = np.lexsort((pos, mine))
+        by_pos = np.full(len(names), -1, np.int64)  # positions are distinct: ordered by a scatter, not a sort
+        by_pos[pos] = np.arange(len(pos))
+        by_pos = by_pos[by_pos >= 0]
+        srt = by_pos[_stable_order(mine[by_pos], len(h.brokers))]  # = np.lexsort((pos, mine))
         pos, mine = pos[srt], mine[srt]
         first, last = np.searchsorted(mine, at, side="left"), np.searchsorted(mine, at, side="right")
         short = averages[0][where]

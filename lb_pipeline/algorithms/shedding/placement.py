@@ -38,7 +38,10 @@ def long_term_rate(load: LoadData, broker: str) -> float:
 
 
 def _preallocated(load: LoadData, broker: str, preallocated: dict | None) -> dict:
-    return {**(load.brokers[broker].get("preallocatedBundleData") or {}), **((preallocated or {}).get(broker) or {})}
+    reported, held = load.brokers[broker].get("preallocatedBundleData"), (preallocated or {}).get(broker)
+    if not held:  # mostly nothing is preallocated: no merged copy
+        return reported or {}
+    return {**(reported or {}), **held}
 
 
 @dataclass
@@ -49,27 +52,33 @@ class LeastLongTermMessageRate:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     name: str = "LeastLongTermMessageRate"
 
-    def score(self, broker: str, load: LoadData, config: PulsarConfig, preallocated: dict | None = None) -> float:
+    def scorer(self, load: LoadData, config: PulsarConfig, preallocated: dict | None = None):
+        """broker → its score, what does not depend on the broker read once (placement scores every candidate of
+        every bundle it places)."""
         frame = load.frame(config)
         thr = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
         weights = weights_of(config)
         cache = frame.cache.setdefault(("lltmr", thr, weights), {})
-        if broker not in cache:
-            usage = frame.weighted_max(weights)[frame.index[broker]]
-            cache[broker] = None if usage > thr else long_term_rate(load, broker)
-        base = cache[broker]
-        if base is None:
-            return float("inf")
-        total = 0.0
-        for data in _preallocated(load, broker, preallocated).values():
-            lt = (data or {}).get("longTermData") or {}
-            total += float(lt.get("msgRateIn", 0.0)) + float(lt.get("msgRateOut", 0.0))
-        return total + base
+
+        def score(broker: str) -> float:
+            if broker not in cache:
+                usage = frame.weighted_max(weights)[frame.index[broker]]
+                cache[broker] = None if usage > thr else long_term_rate(load, broker)
+            base = cache[broker]
+            if base is None:
+                return float("inf")
+            total = 0.0
+            for data in _preallocated(load, broker, preallocated).values():
+                lt = (data or {}).get("longTermData") or {}
+                total += float(lt.get("msgRateIn", 0.0)) + float(lt.get("msgRateOut", 0.0))
+            return total + base
+        return score
 
     def best(self, candidates: list[str], load: LoadData, config: PulsarConfig, preallocated: dict | None = None) -> list[str]:
         best, m = [], float("inf")
+        score = self.scorer(load, config, preallocated)
         for b in candidates:
-            s = self.score(b, load, config, preallocated)
+            s = score(b)
             if s < m:
                 best, m = [b], s
             elif s == m:

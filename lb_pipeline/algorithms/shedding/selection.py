@@ -108,11 +108,13 @@ class ModularPlacement:
     preallocated_to: dict[str, str] = field(default_factory=dict)  # bundle → broker
     candidate_set: JavaHashMap = field(default_factory=JavaHashMap)  # brokerCandidateCache (a reused HashSet)
     _ranges: tuple = (None, None)  # (the LoadData's reports, their broker → namespace → ranges cache)
+    _allowed: tuple = (None, None, None)  # (state, reports, policy name or None → brokers it allows)
 
     def new_cycle(self) -> None:
         self.preallocated.clear()
         self.preallocated_to.clear()
         self._ranges = (None, None)
+        self._allowed = (None, None, None)
 
     def on_active_brokers_change(self, active) -> None:
         hook = getattr(self.strategy, "on_active_brokers_change", None)
@@ -121,30 +123,18 @@ class ModularPlacement:
 
     # --- the pieces of the pipeline -------------------------------------------------------------------------
     def namespace_policy_candidates(self, bundle: str, load: LoadData, state: ClusterState) -> list[str]:
-        """``applyNamespacePolicies`` (a bundle looked up by name serves persistent topics)."""
+        """``applyNamespacePolicies`` (a bundle looked up by name serves persistent topics). The brokers a policy
+        (or no policy) allows depend only on the brokers and their reports: worked out once per policy and cycle,
+        as placement asks for every bundle it places; the reused candidate set still orders each answer."""
         ns = namespace_of(bundle)
         policy = next((p for p in state.isolation if p.matches(ns)), None)
-        primaries, secondaries = [], []
-        for broker in state.available:
-            if ":" not in broker:
-                continue  # Pulsar cannot parse a host from it
-            host = broker[:broker.rindex(":")]
-            if policy is not None:
-                if policy.is_primary(host):
-                    primaries.append(broker)
-                elif policy.is_secondary(host):
-                    secondaries.append(broker)
-                continue
-            report = load.brokers.get(broker)
-            if report is None or not report.get("persistentTopicsEnabled", True):
-                continue
-            if not any(p.is_primary(host) for p in state.isolation):
-                secondaries.append(broker)
-        if policy is None:
-            chosen = secondaries
-        else:
-            chosen = primaries + (secondaries if len(primaries) < policy.min_limit else [])
-        return self.candidate_set.order(chosen)
+        if self._allowed[0] is not state or self._allowed[1] is not load.brokers:
+            self._allowed = (state, load.brokers, {})
+        allowed = self._allowed[2]
+        key = None if policy is None else policy.name
+        if key not in allowed:
+            allowed[key] = _allowed_brokers(policy, load, state)
+        return self.candidate_set.order(allowed[key])
 
     def ranges(self, load: LoadData) -> dict[str, dict[str, set[str]]]:
         """The broker → namespace → bundle-range cache: reported bundles plus preallocations (built once per set
@@ -228,11 +218,36 @@ class ModularPlacement:
             report = load.brokers.get(b)
             if report is None:
                 return 0
-            pre = sum(int((d or {}).get("topics", 0) or 0) for d in self.preallocated.get(b, {}).values())
+            held = self.preallocated.get(b)
+            pre = sum(int((d or {}).get("topics", 0) or 0) for d in held.values()) if held else 0
             return pre + int(report.get("numTopics", 0) or 0)
 
         kept = [b for b in cands if topics(b) <= limit]
         return kept or cands
+
+
+def _allowed_brokers(policy: IsolationPolicy | None, load: LoadData, state: ClusterState) -> list[str]:
+    """The available brokers ``applyNamespacePolicies`` keeps for a namespace under ``policy`` (None: no policy
+    matches it), in the order of ``state.available``."""
+    primaries, secondaries = [], []
+    for broker in state.available:
+        if ":" not in broker:
+            continue  # Pulsar cannot parse a host from it
+        host = broker[:broker.rindex(":")]
+        if policy is not None:
+            if policy.is_primary(host):
+                primaries.append(broker)
+            elif policy.is_secondary(host):
+                secondaries.append(broker)
+            continue
+        report = load.brokers.get(broker)
+        if report is None or not report.get("persistentTopicsEnabled", True):
+            continue
+        if not any(p.is_primary(host) for p in state.isolation):
+            secondaries.append(broker)
+    if policy is None:
+        return secondaries
+    return primaries + (secondaries if len(primaries) < policy.min_limit else [])
 
 
 def remove_most_servicing_brokers(namespace: str, candidates: list[str], ranges: dict) -> list[str]:
