@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 71 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 72 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
@@ -191,6 +191,10 @@ def build(landing: Path, outside: Path) -> Corpus:
         policies.write_text("{" + pinned + ", " + bad + "}")
         c.kind(name, policies, bad.split('"')[1] + (".auto_failover_policy" if "1e999" in bad else ".primary"), {})
         c.delta[("config", str(policies.relative_to(landing)))] = 1
+    # the day's configuration is the last snapshot's: a number Pulsar cannot convert is left out, not read
+    _edit(huge[2] / layout.DYNAMIC_CONFIG, lambda d: d.update(loadBalancerBrokerOverloadedThresholdPercentage="85%"))
+    c.kind("config number Pulsar cannot convert", huge[2] / layout.DYNAMIC_CONFIG,
+           "loadBalancerBrokerOverloadedThresholdPercentage", {})
     bd3 = _files(s3, "lb/bundle-data/*/*/*")
     _edit(bd3[0], lambda d: d.update(longTermData=None)); c.kind("null for an object", bd3[0], "longTermData", {"bundle_data": 1})
     shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")

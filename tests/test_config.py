@@ -72,3 +72,13 @@ def test_derived_values_are_computed_once_per_configuration():
     assert weights_of(config) is weights_of(config) and weights_of(config).cpu == 2.0
     changed = config.overridden(loadBalancerCPUResourceWeight="3.0")  # a new configuration derives afresh
     assert changed.derived("cpu", build) == 3.0 and weights_of(changed).cpu == 3.0 and len(calls) == 2
+
+
+def test_an_infinite_integer_is_a_malformed_value_not_an_overflow():
+    with pytest.raises(ValueError, match="minUnloadMessage.*'1e400'"):
+        PulsarConfig({"minUnloadMessage": "1e400"}).get_int("minUnloadMessage")
+
+
+@pytest.mark.parametrize("text, value", [("true", True), ("TRUE", True), ("false", False), ("yes", False), ("1", False)])
+def test_booleans_read_as_pulsars_field_parser_reads_them(text, value):
+    assert PulsarConfig({"loadBalancerSheddingEnabled": text}).get_bool("loadBalancerSheddingEnabled") is value

@@ -257,3 +257,14 @@ def test_the_policy_map_holds_what_ingest_would_land_and_names_the_rest():
     assert policies == {"ok": {"namespaces": ["a/b"], "primary": ["b.*"]}}
     assert [p.field for p in problems] == ["backref.primary"]
     assert cluster.isolation_policy_map("not an object") == ({}, [Problem("(root)", "expected a JSON object, got a string", True)])
+
+
+@pytest.mark.parametrize("value", ["85%", "", None, "1e400", "NaN", "0x55"])
+def test_a_load_balancer_number_pulsar_cannot_convert_is_a_row_problem_and_the_rest_lands(value):
+    key = "loadBalancerBrokerOverloadedThresholdPercentage"
+    rows, problems = cluster.parse_config({key: value, "loadBalancerSheddingEnabled": "yes", "clusterName": "x",
+                                           "maxUnloadPercentage": "Optional[0.3]"}, "dynamic")
+    assert [(p.field, p.whole_file) for p in problems] == [(key, False)]
+    assert "Pulsar's default is 85" in problems[0].reason
+    assert {r["key"]: r["value"] for r in rows} == {"loadBalancerSheddingEnabled": "yes", "clusterName": "x",
+                                                    "maxUnloadPercentage": "Optional[0.3]"}

@@ -9,6 +9,7 @@ import re
 
 from lb_pipeline.formats.values import FileProblem, Problem, Row, RowProblem, _kind, _obj, _rows, boolean, integer, text
 from lb_pipeline.model import names, regex
+from lb_pipeline.model.config import value_problem
 
 ISOLATION_SOURCE = "isolation-policies"  # bronze/config rows holding one isolation policy each (value: its JSON)
 
@@ -43,14 +44,17 @@ def parse_namespace(doc, namespace: str) -> tuple[list[Row], list[Problem]]:
 
 
 def parse_config(doc, source: str) -> tuple[list[Row], list[Problem]]:
-    """``config/dynamic.json`` or ``config/runtime/<broker>.json``: name → string value."""
+    """``config/dynamic.json`` or ``config/runtime/<broker>.json``: name → string value (a load-balancer number
+    Pulsar could not convert is a row problem: ``config.value_problem``)."""
     doc = _obj(doc, "(root)")
 
     def make(key, value) -> Row:
         if isinstance(value, (dict, list)):
             raise RowProblem(key, f"expected a scalar config value, got {_kind(value)}")
-        return {"source": source, "key": key, "value": None if value is None else (
-            str(value).lower() if isinstance(value, bool) else str(value))}
+        text = None if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+        if problem := value_problem(key, text):
+            raise RowProblem(key, problem)
+        return {"source": source, "key": key, "value": text}
 
     return _rows(doc.items(), make)
 

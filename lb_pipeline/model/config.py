@@ -17,6 +17,7 @@ Where releases run different code (not just different defaults), ``PulsarConfig.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -134,6 +135,27 @@ _DEPRECATED = {
 LOAD_BALANCER_KEYS = frozenset(_BASE) | frozenset(_DEPRECATED.values())
 
 
+def value_problem(key: str, value: str | None) -> str | None:
+    """Why a snapshot's ``value`` cannot stand for load-balancer key ``key`` (None: it can). A key whose default is
+    a number takes a finite number: Pulsar's ``FieldParser`` converts nothing else, and a broker that cannot
+    convert a dynamic override logs it and keeps the value it had (``BrokerService
+    .updateDynamicServiceConfiguration``), so such a row is left out and the runtime value or the default applies.
+    Any text is a boolean (``get_bool``); the other keys are text."""
+    default = _BASE.get(key)
+    if not default or not _finite(default):
+        return None
+    if value is None or not _finite(java_value(value)):
+        return f"expected a number (Pulsar's default is {default}), got {'null' if value is None else repr(value)}"
+    return None
+
+
+def _finite(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 def java_value(value) -> str:
     """A config value as ``brokers get-runtime-config`` prints it (Java's ``toString``) back to broker.conf form:
     ``Optional[10.0]`` → ``10.0``, ``Optional.empty`` → empty, ``[a, b]`` (a List or Set) → ``a,b``."""
@@ -193,14 +215,13 @@ class PulsarConfig(Mapping[str, str]):
         raw = self._raw(key)
         try:
             return int(float(raw)) if "." in raw or "e" in raw.lower() else int(raw)
-        except ValueError:
+        except (ValueError, OverflowError):  # 1e400 is a float, but infinite
             raise ValueError(f"config {key}: expected an integer, got {raw!r}") from None
 
     def get_bool(self, key: str) -> bool:
-        raw = self._raw(key).lower()
-        if raw not in ("true", "false"):
-            raise ValueError(f"config {key}: expected true or false, got {raw!r}")
-        return raw == "true"
+        """As Pulsar reads a boolean (``FieldParser.stringToBoolean``, ``Boolean.valueOf``): true for ``true`` in
+        any case, false for anything else."""
+        return self._raw(key).lower() == "true"
 
     def get_list(self, key: str) -> list[str]:
         return [item.strip() for item in self._raw(key).split(",") if item.strip()]

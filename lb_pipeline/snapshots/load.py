@@ -77,6 +77,16 @@ def _refuse(path: Path, problems: list) -> None:
         raise InputError(str(path), problems[0].field, problems[0].reason.removeprefix("expected "))
 
 
+def _config(root: Path, rel: str) -> dict[str, str | None]:
+    """A config file's values, refused as ingest would quarantine one of them (``parse_config``)."""
+    doc = _json(root, rel, required=False)
+    if doc is None:
+        return {}
+    rows, problems = cp.parse_config(doc, rel)
+    _refuse(root / rel, problems)
+    return {r["key"]: r["value"] for r in rows}
+
+
 def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_topics: bool = True) -> Snapshot:
     """``with_topics=False`` skips the topic-level stats (the largest files) for callers that do not read them."""
     root = Path(directory)
@@ -107,8 +117,8 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     bundle_data = {}
     for f in sorted((root / "lb" / "bundle-data").glob("*/*/*.json")):
         bundle_data[str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]] = _json(root, str(f.relative_to(root)))
-    runtime = _json(root, layout.runtime_config(leader), required=False) if leader else None
-    dynamic = _json(root, layout.DYNAMIC_CONFIG, required=False)
+    runtime = _config(root, layout.runtime_config(leader)) if leader else {}
+    dynamic = _config(root, layout.DYNAMIC_CONFIG)
     domains = {}
     for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
         for b in (v or {}).get("brokers", []):
@@ -116,4 +126,4 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     isolation, problems = cp.isolation_policy_map(_json(root, layout.ISOLATION_POLICIES, required=False) or {})
     _refuse(root / layout.ISOLATION_POLICIES, problems)  # a policy ingest would quarantine
     return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
-                    config_from_snapshot(runtime or {}, dynamic or {}, profile), domains, isolation)
+                    config_from_snapshot(runtime, dynamic, profile), domains, isolation)
