@@ -195,6 +195,11 @@ def build(landing: Path, outside: Path) -> Corpus:
     _edit(huge[2] / layout.DYNAMIC_CONFIG, lambda d: d.update(loadBalancerBrokerOverloadedThresholdPercentage="85%"))
     c.kind("config number Pulsar cannot convert", huge[2] / layout.DYNAMIC_CONFIG,
            "loadBalancerBrokerOverloadedThresholdPercentage", {})
+    # and names Pulsar falls back from (a placement plugin, a split algorithm it does not know): nothing to
+    # quarantine, the replays take Pulsar's fallback instead of failing the night
+    for runtime in _files(huge[2], "config/runtime/*.json"):
+        _edit(runtime, lambda d: d.update(loadBalancerLoadPlacementStrategy="com.acme.pulsar.OurPlacement",
+                                          defaultNamespaceBundleSplitAlgorithm="our_own_divide"))
     bd3 = _files(s3, "lb/bundle-data/*/*/*")
     _edit(bd3[0], lambda d: d.update(longTermData=None)); c.kind("null for an object", bd3[0], "longTermData", {"bundle_data": 1})
     shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")

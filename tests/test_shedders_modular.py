@@ -176,3 +176,14 @@ def test_driver_does_nothing_when_shedding_is_disabled():
     config = PulsarConfig({"loadBalancerSheddingEnabled": "false"})
     result = ModularShedding.named("OverloadShedder", config).run_cycle(load, config, 0)
     assert not result.unloads and "disabled" in result.notes[0]
+
+
+def test_a_placement_class_pulsar_does_not_ship_is_replayed_with_the_default_and_said():
+    from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate
+
+    config = PulsarConfig({"loadBalancerLoadPlacementStrategy": "com.acme.pulsar.OurPlacement"})
+    run = ModularShedding.named("ThresholdShedder", config)
+    assert isinstance(run.placement.strategy, LeastLongTermMessageRate)
+    assert "com.acme.pulsar.OurPlacement" in run.notes[0]
+    with pytest.raises(ValueError, match="unknown placement strategy 'OurPlacement'"):  # asked for by name: refused
+        ModularShedding.named("ThresholdShedder", config, placement="OurPlacement")

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lb_pipeline.algorithms.splits import SplitRefused, split_boundary
+from lb_pipeline.algorithms.splits import SplitRefused, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import MIB, TopicLoad
 from lb_pipeline.algorithms.splits.flow_or_qps_equally_divide import flow_or_qps_equally_divide
 from lb_pipeline.algorithms.splits.range_equally_divide import range_equally_divide
@@ -136,3 +136,9 @@ def test_children_tile_the_parent_and_hold_every_topic_once(raw, algorithm):
         assert sum(c.contains_hash(t.hash) for c in children) == 1
     new_layout, _ = layout.split(parent, boundaries=list(result.boundaries))
     assert len(new_layout) == len(layout) + len(result.boundaries)
+
+
+@pytest.mark.parametrize("name, used", [("topic_count_equally_divide", "topic_count_equally_divide"),
+                                        ("our_own_divide", "range_equally_divide"), ("", "range_equally_divide")])
+def test_an_automatic_split_falls_back_to_range_equally_divide_as_pulsar_does(name, used):
+    assert automatic_algorithm(PulsarConfig({"defaultNamespaceBundleSplitAlgorithm": name})) == used

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
 
+from lb_pipeline.algorithms.splits import automatic_algorithm
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
@@ -68,7 +69,7 @@ def _context(soon, spark, lake, day: str, config: PulsarConfig, run_id: str) -> 
         return soon(_rows, df) if df is not None else _done([])
 
     strategy = config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
-    algorithm = config["defaultNamespaceBundleSplitAlgorithm"]
+    algorithm = automatic_algorithm(config)  # the one Pulsar splits with
     grace = config.get_int("loadBalancerSheddingGracePeriodMinutes")
     usage, snapshots, stats_df = read("silver", "broker_usage"), read("bronze", "snapshots"), read("silver", "bundle_stats")
     decisions_df, results = read("gold", "shedding_decisions"), read("gold", "validation_results")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lb_pipeline.algorithms.splits import split_boundary
+from lb_pipeline.algorithms.splits import automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, SplitLimits, modular_split_candidates
 from lb_pipeline.model.bundles import Bundle
 from lb_pipeline.model.config import PulsarConfig
@@ -40,7 +40,7 @@ class Splits:
     def __init__(self, config: PulsarConfig, extensible: bool):
         self.config, self.extensible = config, extensible
         self.enabled = config.get_bool("loadBalancerAutoBundleSplitEnabled")
-        self.algorithm = config["defaultNamespaceBundleSplitAlgorithm"]
+        self.algorithm = automatic_algorithm(config)
         self.limits = SplitLimits.from_config(config)
         self.unload_children = not extensible and config.get_bool("loadBalancerAutoUnloadSplitBundlesEnabled")
         self.owners: dict[str, ExtensibleSplitStrategy] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, split_boundary
+from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, SplitDecision, modular_split_candidates
 from lb_pipeline.snapshots.load import Snapshot
@@ -64,7 +64,7 @@ def whatif_split(snap: Snapshot, namespace: str | None = None, assume_sustained:
     loads = {b: [TopicLoad.from_stats(name, s) for name, s in ts.items()] for b, ts in topics_by_bundle.items()}
 
     def boundary_for(bundle):
-        return split_boundary(config["defaultNamespaceBundleSplitAlgorithm"], bundle, loads.get(bundle.name, []), config)
+        return split_boundary(automatic_algorithm(config), bundle, loads.get(bundle.name, []), config)
 
     modular = {d.bundle: d for d in modular_split_candidates(snap.reports, snap.bundle_data, counts, config)}
     extensible: dict[str, SplitDecision] = {}

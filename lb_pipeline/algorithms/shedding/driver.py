@@ -48,10 +48,16 @@ class ModularShedding:
         plans only when it is the placement strategy too, as ``ModularLoadManagerImpl.initialize`` wires it."""
         if strategy not in MODULAR_STRATEGIES:
             raise ValueError(f"unknown shedding strategy {strategy!r}; known: {', '.join(MODULAR_STRATEGIES)}, TransferShedder")
-        placement = placement or config["loadBalancerLoadPlacementStrategy"].rsplit(".", 1)[-1]
+        notes = []
+        if placement is None:  # the cluster's: a class of its own (a plugin) cannot be replayed, nor stop the night
+            placement = config["loadBalancerLoadPlacementStrategy"].rsplit(".", 1)[-1]
+            if placement not in PLACEMENTS:
+                notes.append(f"placement strategy {config['loadBalancerLoadPlacementStrategy']!r} is not one of "
+                             f"Pulsar's; replayed with LeastLongTermMessageRate")
+                placement = "LeastLongTermMessageRate"
         if placement not in PLACEMENTS:
             raise ValueError(f"unknown placement strategy {placement!r}; known: {', '.join(PLACEMENTS)}")
-        shedder, notes = MODULAR_STRATEGIES[strategy](), []
+        shedder = MODULAR_STRATEGIES[strategy]()
         if isinstance(shedder, AvgShedder):
             shedder.rng = random.Random(seed)
         if placement == "AvgShedder" and strategy == "AvgShedder":
