@@ -82,3 +82,13 @@ def test_an_infinite_integer_is_a_malformed_value_not_an_overflow():
 @pytest.mark.parametrize("text, value", [("true", True), ("TRUE", True), ("false", False), ("yes", False), ("1", False)])
 def test_booleans_read_as_pulsars_field_parser_reads_them(text, value):
     assert PulsarConfig({"loadBalancerSheddingEnabled": text}).get_bool("loadBalancerSheddingEnabled") is value
+
+
+def test_a_whole_number_past_a_java_long_is_refused_where_a_fraction_is_not():
+    from lb_pipeline.model.config import value_problem
+
+    assert value_problem("loadBalancerSheddingIntervalMinutes", "9223372036854775807") is None
+    assert "within a Java long" in value_problem("loadBalancerSheddingIntervalMinutes", "1e30")
+    assert value_problem("maxUnloadPercentage", "1e30") is None  # a double: Pulsar takes it
+    with pytest.raises(ValueError, match="within a Java long"):
+        PulsarConfig({"loadBalancerSheddingIntervalMinutes": "9223372036854775808"}).get_int("loadBalancerSheddingIntervalMinutes")

@@ -64,3 +64,13 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
     assert [n for n in notes if str(policies) in n] == [
         f"{policies}: backref.primary: expected a regex matchable in linear time, got '(a)\\\\1' (a backreference); "
         "left out"]
+
+
+def test_a_cadence_past_the_day_is_one_cycle_and_one_past_a_java_long_is_refused(demo_landing, capsys):
+    """A billion minutes between cycles once asked for a billion decay factors: the run never ended."""
+    args = ["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--json", "--quiet", "--strategy",
+            "ThresholdShedder", "--set"]
+    assert main([*args, "loadBalancerSheddingIntervalMinutes=1000000000"]) == 0
+    assert {r["cycles"] for r in json.loads(capsys.readouterr().out)["runs"]} == {1}
+    assert main([*args, "loadBalancerSheddingIntervalMinutes=1e30"]) == 2
+    assert "loadBalancerSheddingIntervalMinutes: expected an integer within a Java long" in capsys.readouterr().err

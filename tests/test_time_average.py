@@ -44,3 +44,15 @@ def test_vectorised_update_of_bundles_in_one_phase_equals_the_scalar_one(values,
     got_n, got = update_many(np.full(len(values), n), avg, x, np.full(len(values), k), window)
     for i in range(len(values)):
         assert (int(got_n[i]), float(got[i])) == update(n, float(avg[i]), float(x[i]), k, window)
+
+
+def test_a_billion_samples_cost_no_more_than_a_thousand():
+    """A hostile cadence (loadBalancerSheddingIntervalMinutes of a billion) once built a billion decay factors."""
+    import numpy as np
+
+    k = np.array([1, 10**9, 3, 10**6])
+    n, avg, x = np.array([10, 10, 0, 500]), np.array([5.0, 5.0, 50.0, 7.0]), np.array([1.0, 2.0, 3.0, 4.0])
+    for window in (10, 1000):
+        got_n, got = update_many(n, avg, x, k, window)
+        for i in range(len(k)):
+            assert (int(got_n[i]), float(got[i])) == update(int(n[i]), float(avg[i]), float(x[i]), int(k[i]), window)

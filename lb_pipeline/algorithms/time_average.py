@@ -9,6 +9,8 @@ Pulsar's default seed: 50 msg/s and 50 000 B/s each way, ``numSamples = 0`` (the
 
 from __future__ import annotations
 
+import math
+
 SHORT_SAMPLES, LONG_SAMPLES = 10, 1000
 DEFAULT_SEED = {"msg_rate_in": 50.0, "msg_rate_out": 50.0, "msg_throughput_in": 50000.0, "msg_throughput_out": 50000.0}
 FIELDS = tuple(DEFAULT_SEED)
@@ -44,12 +46,16 @@ def update_many(n, avg, x, k, window: int):
     n = n + m
     top = int(rest.max(initial=0))
     if top:
-        # Python's float power per distinct exponent (numpy's vectorised pow can differ in the last bit)
-        decay = np.array([(1 - 1 / window) ** r for r in range(top + 1)])
+        # Python's float power per exponent (numpy's vectorised pow can differ in the last bit)
+        factor = 1 - 1 / window
         if rest.min() == top:  # the same number of samples everywhere: one factor
-            avg = x + (avg - x) * decay[top]
+            avg = x + (avg - x) * factor ** top
         else:
-            avg = np.where(rest > 0, x + (avg - x) * decay[rest], avg)
+            # one power per exponent up to the first that is 0.0 exactly (below 2^-1075): a cadence of a
+            # billion samples (a hostile loadBalancerSheddingIntervalMinutes) costs no more than a thousand
+            zero = math.ceil(1100 * math.log(2) / -math.log(factor)) if 0 < factor < 1 else 1
+            decay = np.array([factor ** r for r in range(min(top, zero) + 1)])
+            avg = np.where(rest > 0, x + (avg - x) * decay[np.minimum(rest, zero)], avg)
     return n, avg
 
 

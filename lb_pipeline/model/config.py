@@ -146,7 +146,14 @@ def value_problem(key: str, value: str | None) -> str | None:
         return None
     if value is None or not _finite(java_value(value)):
         return f"expected a number (Pulsar's default is {default}), got {'null' if value is None else repr(value)}"
+    text = java_value(value)
+    if _whole(default) and not _in_long(int(text) if _whole(text) else float(text)):  # counts, minutes: Java ints
+        return f"expected a number within a Java long (Pulsar's default is {default}), got {value!r}"
     return None
+
+
+def _in_long(value: float) -> bool:
+    return -(2 ** 63) <= value < 2 ** 63
 
 
 def _finite(text: str) -> bool:
@@ -154,6 +161,10 @@ def _finite(text: str) -> bool:
         return math.isfinite(float(text))
     except ValueError:
         return False
+
+
+def _whole(text: str) -> bool:
+    return "." not in text and "e" not in text.lower()
 
 
 def java_value(value) -> str:
@@ -214,9 +225,12 @@ class PulsarConfig(Mapping[str, str]):
     def get_int(self, key: str) -> int:
         raw = self._raw(key)
         try:
-            return int(float(raw)) if "." in raw or "e" in raw.lower() else int(raw)
+            value = int(raw) if _whole(raw) else int(float(raw))
         except (ValueError, OverflowError):  # 1e400 is a float, but infinite
             raise ValueError(f"config {key}: expected an integer, got {raw!r}") from None
+        if not _in_long(value):  # no Java int or long holds it, nor numpy's int64
+            raise ValueError(f"config {key}: expected an integer within a Java long, got {raw!r}")
+        return value
 
     def get_bool(self, key: str) -> bool:
         """As Pulsar reads a boolean (``FieldParser.stringToBoolean``, ``Boolean.valueOf``): true for ``true`` in

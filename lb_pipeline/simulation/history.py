@@ -55,7 +55,8 @@ class History:
     def cycle_times(self, interval_minutes: int) -> np.ndarray:
         if interval_minutes <= 0:
             raise ValueError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval_minutes}")
-        return np.arange(self.times[0], self.times[-1] + 1, interval_minutes * 60_000, dtype=np.int64)
+        step = min(interval_minutes * 60_000, int(self.times[-1] - self.times[0]) + 1)  # a cadence past the day: one
+        return np.arange(self.times[0], self.times[-1] + 1, step, dtype=np.int64)
 
     def events(self) -> list[dict]:
         """Recorded events: brokers added, removed and restarted (from startTimestamp), and traffic spikes (the
