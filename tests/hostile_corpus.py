@@ -191,10 +191,15 @@ def build(landing: Path, outside: Path) -> Corpus:
         policies.write_text("{" + pinned + ", " + bad + "}")
         c.kind(name, policies, bad.split('"')[1] + (".auto_failover_policy" if "1e999" in bad else ".primary"), {})
         c.delta[("config", str(policies.relative_to(landing)))] = 1
-    # the day's configuration is the last snapshot's: a number Pulsar cannot convert is left out, not read
-    _edit(huge[2] / layout.DYNAMIC_CONFIG, lambda d: d.update(loadBalancerBrokerOverloadedThresholdPercentage="85%"))
+    # the day's configuration is the last snapshot's: a number Pulsar cannot convert is left out, not read; numbers
+    # it can convert, at their extremes, land (a cadence of a billion minutes hung the simulation, split limits of
+    # 0 failed the report)
+    extremes = {"loadBalancerSheddingIntervalMinutes": "1000000000", "loadBalancerNamespaceBundleMaxTopics": "0",
+                "loadBalancerNamespaceBundleMaxMsgRate": "0"}
+    _edit(huge[2] / layout.DYNAMIC_CONFIG,
+          lambda d: d.update(loadBalancerBrokerOverloadedThresholdPercentage="85%", **extremes))
     c.kind("config number Pulsar cannot convert", huge[2] / layout.DYNAMIC_CONFIG,
-           "loadBalancerBrokerOverloadedThresholdPercentage", {})
+           "loadBalancerBrokerOverloadedThresholdPercentage", {"config": -len(extremes)})
     # and names Pulsar falls back from (a placement plugin, a split algorithm it does not know): nothing to
     # quarantine, the replays take Pulsar's fallback instead of failing the night
     for runtime in _files(huge[2], "config/runtime/*.json"):

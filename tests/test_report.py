@@ -238,3 +238,19 @@ def test_a_report_written_to_a_relative_folder_is_named_by_an_absolute_path(tmp_
     path = write_report("reports-out", "c1", DEMO_DAY, "<html></html>")
     assert path.is_absolute() and path == tmp_path / "reports-out" / "c1" / f"{DEMO_DAY}.html"
     assert path.as_uri().startswith("file:///") and (path.parent / "index.html").is_file()
+
+
+@pytest.mark.spark
+def test_bundles_near_a_split_limit_skip_limits_of_zero_or_less(spark):
+    """A hostile config's limit of 0 once divided by zero under ANSI SQL and failed the report."""
+    from lb_pipeline.model.config import PulsarConfig
+    from lb_pipeline.report.context import _near_limits
+
+    stats = spark.createDataFrame([("a/b/0x0_0x1", "broker-0", 900, 10, 1.0, 1.0, 0.0, 0.0)],
+                                  "bundle string, owner_broker string, topics long, sessions long, msg_rate_in double, "
+                                  "msg_rate_out double, msg_throughput_in double, msg_throughput_out double")
+    near = _near_limits(stats, PulsarConfig()).collect()  # 900 of 1,000 topics
+    assert [(r["bundle"], round(r["worst"], 2)) for r in near] == [("a/b/0x0_0x1", 0.9)]
+    zero = PulsarConfig({k: "0" for k in ("loadBalancerNamespaceBundleMaxTopics", "loadBalancerNamespaceBundleMaxSessions",
+                                          "loadBalancerNamespaceBundleMaxMsgRate", "loadBalancerNamespaceBundleMaxBandwidthMbytes")})
+    assert _near_limits(stats, zero).collect() == []

@@ -206,10 +206,12 @@ def _near_limits(stats, config: PulsarConfig):
               "sessions": config.get_float("loadBalancerNamespaceBundleMaxSessions"),
               "msg_rate": config.get_float("loadBalancerNamespaceBundleMaxMsgRate"),
               "throughput": config.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1048576}
+    # a limit of 0 or less bounds nothing here (a hostile config holds one; dividing by 0 fails under ANSI SQL)
+    limits = {name: F.lit(v if v > 0 else float("inf")) for name, v in limits.items()}
     ratios = stats.select(
         "bundle", "owner_broker",
         (F.col("topics") / limits["topics"]).alias("topics"),
-        (F.col("sessions") / F.lit(limits["sessions"] if limits["sessions"] > 0 else float("inf"))).alias("sessions"),
+        (F.col("sessions") / limits["sessions"]).alias("sessions"),
         ((F.col("msg_rate_in") + F.col("msg_rate_out")) / limits["msg_rate"]).alias("msg_rate"),
         ((F.col("msg_throughput_in") + F.col("msg_throughput_out")) / limits["throughput"]).alias("throughput"))
     worst = F.greatest("topics", "sessions", "msg_rate", "throughput")
