@@ -144,9 +144,9 @@ def value_problem(key: str, value: str | None) -> str | None:
     default = _BASE.get(key)
     if not default or not _finite(default):
         return None
-    if value is None or not _finite(java_value(value)):
+    text = None if value is None else java_value(value)
+    if text is None or not _finite(text):
         return f"expected a number (Pulsar's default is {default}), got {'null' if value is None else repr(value)}"
-    text = java_value(value)
     if _whole(default) and not _in_long(int(text) if _whole(text) else float(text)):  # counts, minutes: Java ints
         return f"expected a number within a Java long (Pulsar's default is {default}), got {value!r}"
     return None

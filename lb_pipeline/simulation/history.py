@@ -55,7 +55,7 @@ class History:
     def cycle_times(self, interval_minutes: int) -> np.ndarray:
         if interval_minutes <= 0:
             raise ValueError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval_minutes}")
-        step = min(interval_minutes * 60_000, int(self.times[-1] - self.times[0]) + 1)  # a cadence past the day: one
+        step = min(interval_minutes * 60_000, int(self.times[-1] - self.times[0]) + 1)  # past the day: one cycle
         return np.arange(self.times[0], self.times[-1] + 1, step, dtype=np.int64)
 
     def events(self) -> list[dict]:

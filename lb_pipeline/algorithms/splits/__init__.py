@@ -21,7 +21,7 @@ def automatic_algorithm(config: PulsarConfig) -> str:
     """The algorithm of an automatic split (``NamespaceService.getNamespaceBundleSplitAlgorithmByName`` with no
     name): ``defaultNamespaceBundleSplitAlgorithm`` if Pulsar knows it, else range_equally_divide, without a word
     (a name of a snapshot's config that Pulsar does not know cannot stop a replay)."""
-    name = config["defaultNamespaceBundleSplitAlgorithm"].strip()
+    name = config["defaultNamespaceBundleSplitAlgorithm"]
     return name if name in ALGORITHMS else "range_equally_divide"
 
 
@@ -44,6 +44,6 @@ def split_boundary(algorithm: str, bundle: Bundle, topics: Iterable[TopicLoad], 
     raise SplitRefused(f"unknown split algorithm {algorithm!r}; Pulsar supports {', '.join(ALGORITHMS)}")
 
 
-__all__ = ["ALGORITHMS", "AUTOMATIC_ALGORITHMS", "SplitRefused", "SplitResult", "TopicLoad", "automatic_algorithm", "split_boundary",
-           "flow_or_qps_equally_divide", "range_equally_divide", "specified_positions_divide",
+__all__ = ["ALGORITHMS", "AUTOMATIC_ALGORITHMS", "SplitRefused", "SplitResult", "TopicLoad", "automatic_algorithm",
+           "split_boundary", "flow_or_qps_equally_divide", "range_equally_divide", "specified_positions_divide",
            "topic_count_equally_divide"]
