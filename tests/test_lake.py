@@ -54,7 +54,19 @@ def test_the_newest_commit_read_from_the_log_is_what_delta_history_says(spark, t
     assert any(p.name.endswith(".checkpoint.parquet") for p in (tmp_path / "bronze" / "t" / "_delta_log").iterdir())
     last = DeltaTable.forPath(spark, lake.path("bronze", "t")).history(1).collect()[0]
     assert lake.version(spark, "bronze", "t") == last["version"] == 3
-    assert Lake._last_commit(spark, lake.path("bronze", "t"))[1] == dict(last["operationMetrics"])
+    assert written.rows == int(last["operationMetrics"]["numOutputRows"])
+
+
+def test_a_write_that_commits_nothing_reports_no_rows_not_the_commit_before_it(spark, tmp_path):
+    """Delta commits nothing for a write that adds and removes no file (an empty day, written again or for the
+    first time): the newest commit is another write's, whose rows must not be reported as this one's."""
+    lake = Lake(str(tmp_path))
+    assert lake.write_partition(_rows(spark, "2026-01-01", [1, 2, 3]), "bronze", "q", "2026-01-01").rows == 3
+    for _ in range(2):
+        empty = lake.write_partition(_rows(spark, "2026-01-02", []), "bronze", "q", "2026-01-02")
+        assert (empty.rows, empty.version) == (0, 0)
+    assert lake.write_partition(_rows(spark, "2026-01-01", []), "bronze", "q", "2026-01-01").rows == 0  # a removal
+    assert lake.read(spark, "bronze", "q").count() == 0
 
 
 def test_rows_of_another_day_are_refused(spark, tmp_path):

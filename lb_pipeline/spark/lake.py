@@ -9,12 +9,14 @@ from __future__ import annotations
 import random
 import re
 import time
+import uuid
 from dataclasses import dataclass
 
 LAYERS = ("bronze", "silver", "gold")
 PARTITION_COLUMN = "snapshot_date"
 CONFLICT_ATTEMPTS = 10  # n writers of one slice: the unluckiest can lose n - 1 rounds in a row
 BACKOFF_CAP_SECONDS = 4.0
+CLOCK_SLACK_MS = 60_000  # the driver's clock against the commit's timestamp (an object store's, say)
 
 
 def conflict_errors() -> tuple[type[Exception], ...]:
@@ -110,11 +112,13 @@ class Lake:
         if PARTITION_COLUMN not in df.columns:
             raise ValueError(f"{layer}/{table}: rows need a {PARTITION_COLUMN} column to be written per partition")
         slice_ = {PARTITION_COLUMN: partition, **(where or {})}
+        token, started_ms = f"lb_pipeline write {uuid.uuid4()}", int(time.time() * 1000) - CLOCK_SLACK_MS
         writer = (
             _inside(df, slice_).write.format("delta")
             .mode("overwrite")
             .option("replaceWhere", " AND ".join(map(_equals, slice_.items())))
             .option("mergeSchema", "true")
+            .option("userMetadata", token)  # finds this write's commit in the log (_Log.written)
             .partitionBy(PARTITION_COLUMN)
         )
         try:
@@ -126,8 +130,7 @@ class Lake:
             raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of another partition{outside} "
                              f"({_first_line(exc)})") from None
         # The commit's own metrics give the row count: no second Spark job over the data.
-        version, metrics = self._last_commit(df.sparkSession, path)
-        return WriteResult(path=path, rows=int(metrics.get("numOutputRows", 0)), version=version)
+        return _Log(df.sparkSession, path).written(token, started_ms)
 
     def read(self, spark, layer: str, table: str, partition: str | None = None):
         df = spark.read.format("delta").load(self.path(layer, table))
@@ -136,27 +139,45 @@ class Lake:
         return df
 
     def version(self, spark, layer: str, table: str) -> int:
-        return self._last_commit(spark, self.path(layer, table))[0]
+        return _Log(spark, self.path(layer, table)).versions()[0]
 
-    @staticmethod
-    def _last_commit(spark, path: str) -> tuple[int, dict]:
-        """The table's newest version and its commit's operation metrics, read from the log itself: the newest
-        ``<20 digits>.json`` of ``_delta_log`` (through Hadoop's file system, so an object store too). Delta's
-        ``history(1)`` gives the same but loads the table and runs a Spark job: 0.2-1 s a table where this takes
-        30 ms, and every write of the night asks once."""
+
+class _Log:
+    """A table's ``_delta_log`` read directly (through Hadoop's file system, so an object store too): its commits
+    ``<20 digits>.json``. Delta's ``history()`` gives the same but loads the table and runs a Spark job: 0.2-1 s a
+    table where this takes 30 ms, and every write of the night asks."""
+
+    def __init__(self, spark, path: str):
+        self.path, self._jvm = path, spark.sparkContext._jvm
+        self._log = self._jvm.org.apache.hadoop.fs.Path(f"{path.rstrip('/')}/_delta_log")
+        self._fs = self._log.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+    def versions(self) -> list[int]:
+        """Every commit's version, newest first."""
+        names = [n for n in (st.getPath().getName() for st in self._fs.listStatus(self._log)) if _COMMIT.fullmatch(n)]
+        if not names:
+            raise ValueError(f"{self.path}: no Delta commit in its _delta_log")
+        return sorted((int(n[:20]) for n in names), reverse=True)
+
+    def actions(self, version: int) -> list[dict]:
         import json
 
-        jvm = spark.sparkContext._jvm
-        log = jvm.org.apache.hadoop.fs.Path(f"{path.rstrip('/')}/_delta_log")
-        fs = log.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-        commits = [n for n in (st.getPath().getName() for st in fs.listStatus(log)) if _COMMIT.fullmatch(n)]
-        if not commits:
-            raise ValueError(f"{path}: no Delta commit in its _delta_log")
-        newest = max(commits)
-        stream = fs.open(jvm.org.apache.hadoop.fs.Path(log, newest))
+        stream = self._fs.open(self._jvm.org.apache.hadoop.fs.Path(self._log, f"{version:020d}.json"))
         try:
-            text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+            text = self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
         finally:
             stream.close()
-        infos = [json.loads(line).get("commitInfo") for line in text.splitlines() if line.strip()]
-        return int(newest[:20]), dict(next((i for i in infos if i is not None), {}).get("operationMetrics") or {})
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def written(self, token: str, started_ms: int) -> WriteResult:
+        """What the write tagged ``token`` committed: its version and rows. Delta commits nothing for a write that
+        adds and removes no file (an empty day written again): then 0 rows at the table's version. Commits of
+        other writers that came after are passed over; the walk stops at the first commit older than the write."""
+        versions = self.versions()
+        for version in versions:
+            info = next((a["commitInfo"] for a in self.actions(version) if "commitInfo" in a), {})
+            if info.get("userMetadata") == token:
+                return WriteResult(self.path, int((info.get("operationMetrics") or {}).get("numOutputRows", 0)), version)
+            if info.get("timestamp", 0) < started_ms:
+                break
+        return WriteResult(self.path, 0, versions[0])
