@@ -50,8 +50,11 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
     # a broken load report is left out and named; the rest of the day is simulated
     landing = tmp_path / "landing"
     shutil.copytree(demo_landing, landing)
-    victim = sorted(landing.glob("*/*/lb/brokers/*.json"))[0]
+    victim, array = sorted(landing.glob("*/*/lb/brokers/*.json"))[:2]
     victim.write_text("{not json")
+    array.write_text("[]")  # valid JSON of the wrong kind: the whole file is left out, as ingest quarantines it
+    for topics in sorted(landing.glob("*/*/topics/*.json")):  # the topic files the simulated splits read
+        topics.write_text("[1]")
     # an isolation policy only a backtracking engine could match is left out and named; one whose regexes
     # backtrack catastrophically ((.|.|.|.|.|.)*x against every namespace and broker host) is applied, and the
     # day still simulates
@@ -61,6 +64,8 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
     assert main(["simulate", "--landing", str(landing), "--day", DEMO_DAY, "--json", "--quiet"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert any(str(victim) in n and "left out" in n for n in notes)
+    assert f"{array}: (root): expected a JSON object, got an array; left out" in notes
+    assert any("/topics/" in n and "expected a JSON object, got an array; left out" in n for n in notes)
     assert [n for n in notes if str(policies) in n] == [
         f"{policies}: backref.primary: expected a regex matchable in linear time, got '(a)\\\\1' (a backreference); "
         "left out"]

@@ -19,7 +19,7 @@ from lb_pipeline.formats.brokers import parse_local_broker_data
 from lb_pipeline.formats.cluster import isolation_policy_map
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.bundles import topic_hash
-from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes
+from lb_pipeline.formats.values import FileProblem, RowProblem, load_json, max_file_bytes
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.snapshots import layout
@@ -58,16 +58,10 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
         policies.add(int(ts.timestamp() * 1000), *_policies(d, root, notes))
         read.append((d, ts))
         for f in sorted((d / "lb" / "brokers").glob("*.json")):
-            refused = _refused(f, root)
-            if refused:
-                notes.append(f"{f}: {refused}; left out")
+            parsed = _parsed(parse_local_broker_data, f, root, notes)
+            if parsed is None:
                 continue
-            try:
-                doc = load_json(f.read_bytes())
-            except FileProblem as exc:
-                notes.append(f"{f}: {exc}; left out")
-                continue
-            b_rows, b_problems, s_rows, s_problems = parse_local_broker_data(doc, layout.broker_from_file_stem(f.stem))
+            b_rows, b_problems, s_rows, s_problems = parsed
             for p in b_problems + s_problems:
                 notes.append(f"{f}: {p.field}: {p.reason}; left out")
             brokers += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in b_rows]
@@ -93,14 +87,27 @@ def _split_topics(snapshots, bundles: pd.DataFrame, limits: SplitLimits, root: P
         for f in sorted((d / "topics").glob("*.json")):
             if layout.broker_from_file_stem(f.stem) not in owners.get(ts, ()):
                 continue
-            doc = _read(f, root, notes)
-            if doc is None:
+            parsed = _parsed(parse_topic_stats, f, root, notes)
+            if parsed is None:
                 continue
-            got, problems = parse_topic_stats(doc, layout.broker_from_file_stem(f.stem))
+            got, problems = parsed
             notes += [f"{f}: {p.field}: {p.reason}; left out" for p in problems]
             rows += [{**{c: r[c] for c in PROFILE_COLUMNS}, "bundle": r["bundle"], "snapshot_ts": ts,
                       "topic_hash": topic_hash(r["topic"])} for r in got if r["bundle"] in hot]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _parsed(parse, path: Path, root: Path, notes: list[str]):
+    """``parse(document, broker)`` of a broker's file, or None when nothing of it is usable (named in the notes, as
+    ingest quarantines the whole file: unreadable, or an array where Pulsar writes an object)."""
+    doc = _read(path, root, notes)
+    if doc is None:
+        return None
+    try:
+        return parse(doc, layout.broker_from_file_stem(path.stem))
+    except (FileProblem, RowProblem) as exc:
+        notes.append(f"{path}: {exc}; left out")
+        return None
 
 
 def _read(path: Path, root: Path, notes: list[str]):
