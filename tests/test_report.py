@@ -38,6 +38,7 @@ def _context(**over):
                             "precision": 2 / 3, "recall": 0.5},
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
         "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1, "on_front": True,
+                                 "simulated": True,
                                  "max_over_mean_p95": 1.2, "overloaded_broker_minutes": 3, "unloads": 2, "splits": 1, "ping_pongs": 0,
                                  "reconnections": 40, "events": 1, "events_converged": 1}],
                        "recommendation": {"strategy": "AvgShedder", "rationale": f"because {EVIL}",
@@ -103,6 +104,21 @@ def test_a_large_cluster_shows_its_hot_brokers_first_and_folds_the_calm_ones():
     shown, folded = html.split('data-testid="heatmap-calm"')
     assert shown.index(">broker-57<") < shown.index(">broker-3<") and ">broker-0<" not in shown
     assert "98 more brokers stayed in the comfortable band" in folded and ">broker-99<" in folded
+
+
+def test_a_night_too_short_to_simulate_says_so_instead_of_figures():
+    why = "no recommendation: not simulated: cluster 'c': the history needs two snapshots or more, it has 1"
+    empty = {k: None for k in ("usage_std_mean", "max_over_mean_p95", "overloaded_broker_minutes", "unloads", "splits",
+                               "ping_pongs", "reconnections", "events", "events_converged")}
+    sim = {"runs": [{**empty, "strategy": s, "params": "as configured", "simulated": False, "on_front": False}
+                    for s in ("no-balancing", "AvgShedder")],
+           "recommendation": {"strategy": None, "rationale": why, "broker_conf": "", "commands": []},
+           "series": {}, "labels": [], "notes": [], "validation": None}
+    html = render_nightly(_context(simulation=sim))
+    table = html[html.index('data-testid="simulation-table"'):html.index('data-testid="pareto-chart"')]
+    assert table.count("not simulated") == 2 and "None" not in table and "cycle. . " not in html
+    assert why.replace("'", "&#39;") in html
+    assert "<circle" not in html[html.index('data-testid="pareto-chart"'):html.index('data-testid="simulation-chart"')]
 
 
 def test_report_is_self_contained():

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from lb_pipeline.model.config import IMPL, PulsarConfig
-from lb_pipeline.simulation.sweep import DEFAULT_GRIDS, pareto_front, param_sets, recommend, run_list
+from lb_pipeline.simulation.sweep import (
+    DEFAULT_GRIDS, pareto_front, param_sets, recommend, recommend_from_runs, run_list,
+)
 
 
 def test_a_sweep_covers_the_grid_or_spreads_a_limited_number_of_sets_over_it():
@@ -66,3 +68,13 @@ def test_settings_already_in_force_are_not_repeated():
     rec = recommend([run("ThresholdShedder", 0.1, 10, loadBalancerBrokerThresholdShedderPercentage=10)], 0.3,
                     PulsarConfig())
     assert rec["broker_conf"] == "" and rec["commands"] == []  # the defaults are ThresholdShedder with 10
+
+
+def test_a_day_too_short_to_simulate_gets_no_recommendation_and_says_why():
+    """A day of one snapshot: every run's row holds the reason and no figures (NaN from the runs table)."""
+    why = "not simulated: cluster 'c': the history needs two snapshots or more, it has 1"
+    runs = [{"strategy": s, "params": {}, "usage_std_mean": float("nan"), "reconnections": float("nan"), "cycles": 0,
+             "notes": why} for s in ("no-balancing", "as-recorded", "ThresholdShedder", "TransferShedder")]
+    rec = recommend_from_runs(runs, PulsarConfig())
+    assert rec["strategy"] is None and rec["rationale"] == f"no recommendation: {why}"
+    assert rec["commands"] == [] and rec["broker_conf"] == ""

@@ -51,7 +51,7 @@ def render_nightly(context: dict) -> str:
     charts["simulation_svg"] = svg.lines(sim["series"], sim["labels"], "Load spread (std of weighted max usage) per run",
                                          "") if sim else ""
     charts["pareto_svg"] = svg.scatter([(r["strategy"], r["usage_std_mean"], r["reconnections"], r["on_front"])
-                                        for r in sim["runs"]], "Imbalance against churn per run (red: the Pareto front)",
+                                        for r in sim["runs"] if r["simulated"]], "Imbalance against churn per run (red: the Pareto front)",
                                        "imbalance (mean std of weighted max usage)", "client reconnections") if sim else ""
     cap = context.get("capacity")
     charts["capacity_svgs"] = [(r["subject"], svg.forecast(r["daily_peaks"] or [], r["forecast"] or [], r["forecast_low"] or [],

@@ -92,11 +92,16 @@ def recommend(runs: list[dict], baseline_imbalance: float, config: PulsarConfig)
 
 
 def recommend_from_runs(runs: list[dict], config: PulsarConfig) -> dict:
-    """``recommend`` over run summaries (strategy, params as a dict, usage_std_mean, reconnections), the
-    ``no-balancing`` run among them as the baseline."""
-    baseline = [r["usage_std_mean"] for r in runs if r["strategy"] == "no-balancing"]
+    """``recommend`` over run summaries (strategy, params as a dict, usage_std_mean, reconnections, cycles, notes),
+    the ``no-balancing`` run among them as the baseline. A run with no cycle was not simulated (a history too
+    short or broken): it has no figures to weigh, and when no run has any the rationale says why."""
+    done = [r for r in runs if r.get("cycles", 1) and r["usage_std_mean"] == r["usage_std_mean"]]  # NaN: none
+    if not done and runs:
+        return {"strategy": None, "params": {}, "broker_conf": "", "commands": [],
+                "rationale": f"no recommendation: {runs[0].get('notes') or 'the day was not simulated'}"}
+    baseline = [r["usage_std_mean"] for r in done if r["strategy"] == "no-balancing"]
     cands = [{"strategy": r["strategy"], "params": r["params"], "imbalance": r["usage_std_mean"],
-              "churn": int(r["reconnections"])} for r in runs if r["strategy"] in STRATEGIES]
+              "churn": int(r["reconnections"])} for r in done if r["strategy"] in STRATEGIES]
     return recommend(cands, baseline[0] if baseline else float("inf"), config)
 
 
