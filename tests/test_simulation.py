@@ -158,3 +158,15 @@ def test_the_nightly_job_simulates_the_longest_stretch_of_a_history_with_a_gap()
     h = build_history("c", pd.concat([brokers, late]), bundles, gaps="longest")
     assert len(h.times) == 6
     assert "1 gap(s); simulated its longest stretch without one" in h.notes[0] and "(6 of 7 snapshots)" in h.notes[0]
+
+
+def test_a_swap_inside_the_grace_period_is_pulsars_own_doing_but_an_unload_after_it_is_a_violation():
+    from lb_pipeline.simulation.metrics import MOVE_COLUMNS, grace_violations
+
+    minute = 60_000
+    rows = [(0, "x", "unload", False), (5 * minute, "x", "unload", True),  # swapped back: Pulsar does not hold it
+            (9 * minute, "x", "unload", False),  # shed again 4 minutes after the swap: held back by Pulsar
+            (60 * minute, "x", "unload", False), (61 * minute, "y", "orphan", False)]
+    mv = pd.DataFrame([{"ts": t, "bundle": b, "kind": k, "swap": s} for t, b, k, s in rows], columns=MOVE_COLUMNS)
+    assert grace_violations(mv, grace_minutes=30) == 1
+    assert grace_violations(mv, grace_minutes=3) == 0

@@ -107,3 +107,16 @@ def test_derived_inputs_from_modular_reports():
     assert load.brokers["a"]["weightedMaxEMA"] == pytest.approx(0.30000001907348633)
     assert [t["bundleName"] for t in load.top_bundles["a"]] == ["x/y/0x1_0x2"]  # no zero, no policy bundles
     assert "derived" in load.source
+
+
+def test_swapped_bundles_are_marked_and_not_held_back_by_the_grace_period():
+    """When the max broker's next bundle would overshoot, Pulsar sends bundles of the min broker back in exchange
+    (minToMaxUnloads) without looking at recentlyUnloadedBundles: only the max broker's bundles are held back."""
+    load = cluster({"a": 0.9, "b": 0.5, "c": 0.1}, {"a": [50 * MB, 60 * MB], "c": [10 * MB, 20 * MB]})
+    first = TransferShedder().find_bundles_for_unloading(load, NO_DEBOUNCE, NOW).unloads
+    assert [(u.broker, u.destination, u.swap) for u in first] == [("c", "a", True), ("a", "c", False)]
+
+    swapped_back = TransferShedder(recently_unloaded_bundles={first[0].bundle: NOW - 1})
+    assert swapped_back.find_bundles_for_unloading(load, NO_DEBOUNCE, NOW).unloads[0].bundle == first[0].bundle
+    held = TransferShedder(recently_unloaded_bundles={first[1].bundle: NOW - 1})
+    assert first[1].bundle not in {u.bundle for u in held.find_bundles_for_unloading(load, NO_DEBOUNCE, NOW).unloads}

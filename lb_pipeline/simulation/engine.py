@@ -129,7 +129,7 @@ class Simulation:
             dest = u.destination or self.balancer.placement.select(u.bundle, load, self.config, state)
             if dest is None or dest == u.broker or dest not in live:
                 continue
-            moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload"))
+            moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload", u.swap))
         wmax, served = self._weighted_max(self._usage_live, self._limits_live), self._served  # what shedding saw
         shed = any(m["kind"] == "unload" for m in moves)
         splits = self._split(i, recorded, traffic, None if shed else load, live_idx, state, view, moves) \
@@ -196,12 +196,12 @@ class Simulation:
                 self.avg[w][appeared] = SEED
         self.snapshot = i
 
-    def _move(self, i: int, n: int, src: int, dst: int, reason: str, kind: str) -> dict:
+    def _move(self, i: int, n: int, src: int, dst: int, reason: str, kind: str, swap: bool = False) -> dict:
         h = self.history
         self.owner[n] = dst
         return {"bundle": self.bundles.names[n], "source": h.brokers[src] if src >= 0 else None,
                 "destination": h.brokers[dst], "reason": reason, "kind": kind,
-                "clients": int(self.bundles.clients(i)[n].sum())}
+                "clients": int(self.bundles.clients(i)[n].sum()), "swap": swap}
 
     def _sample(self, present: np.ndarray, traffic: np.ndarray, samples: int) -> None:
         k = present.astype(np.int64) * samples

@@ -17,7 +17,7 @@ PING_PONG_MINUTES = 30
 TIMESERIES_COLUMNS = ["ts", "snapshot", "interpolated", "brokers", "bundles", "usage_mean", "usage_std", "usage_max",
                       "max_over_mean", "overloaded_brokers", "idle_brokers", "unloads", "placements", "reconnections",
                       "rate_recorded", "rate_served", "unowned_bundles", "balanced"]
-MOVE_COLUMNS = ["ts", "bundle", "source", "destination", "reason", "kind", "clients", "ping_pong"]
+MOVE_COLUMNS = ["ts", "bundle", "source", "destination", "reason", "kind", "clients", "swap", "ping_pong"]
 
 
 def timeseries(cycles, config: PulsarConfig, snapshot_times) -> pd.DataFrame:
@@ -70,13 +70,15 @@ def convergence(ts: pd.DataFrame, events: list[dict]) -> list[dict]:
 
 
 def grace_violations(mv: pd.DataFrame, grace_minutes: int) -> int:
-    """Unloads of a bundle no more than ``loadBalancerSheddingGracePeriodMinutes`` after its previous unload (Pulsar
-    forgets an unload only once more than the grace period has passed)."""
-    unloads = mv[mv["kind"] == "unload"].sort_values("ts") if len(mv) else mv
+    """Unloads the load manager should have held back: a bundle shed no more than
+    ``loadBalancerSheddingGracePeriodMinutes`` after its previous unload (Pulsar forgets an unload only once more
+    than the grace period has passed). TransferShedder's swaps are not held back by Pulsar itself, so a swap is
+    never one; the unload before it still counts as the previous one."""
+    unloads = mv[mv["kind"] == "unload"].sort_values("ts", kind="stable") if len(mv) else mv
     if not len(unloads):
         return 0
-    gaps = unloads.groupby("bundle")["ts"].diff().dropna()
-    return int((gaps <= grace_minutes * 60_000).sum())
+    gaps = unloads.groupby("bundle")["ts"].diff()
+    return int(((gaps <= grace_minutes * 60_000) & ~unloads["swap"].astype(bool)).sum())
 
 
 def summary(ts: pd.DataFrame, mv: pd.DataFrame, events: list[dict], interval_minutes: int,

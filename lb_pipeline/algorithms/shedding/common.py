@@ -91,6 +91,7 @@ class Unload:
     amount_unit: str  # "bytes/s" or "msg/s"
     bundle_load: float = 0.0  # the bundle's share of that amount (its short-term value)
     destination: str | None = None  # pre-assigned by AvgShedder plans / TransferShedder
+    swap: bool = False  # TransferShedder's minToMaxUnloads: sent back in exchange, not held back by the grace period
 
 
 @dataclass(slots=True)

@@ -214,8 +214,10 @@ class TransferShedder:
                 if transfer:
                     if swap:
                         for m in back:
+                            # Pulsar picks these without looking at recentlyUnloadedBundles (only the max
+                            # broker's bundles are checked): a bundle can come back inside the grace period
                             u = Unload(NAME, min_b, m["bundleName"], why, "loadStd", stats.std, target_std, target,
-                                       "bytes/s", tp(m["stats"]), destination=max_b)
+                                       "bytes/s", tp(m["stats"]), destination=max_b, swap=True)
                             decisions.setdefault((u.broker, u.bundle, u.destination, why), u)
                         if debug:  # Pulsar only adds the swapped-back traffic inside its debug-log block
                             gain += back_tp
