@@ -92,10 +92,10 @@ def recommend(runs: list[dict], baseline_imbalance: float, config: PulsarConfig)
 
 
 def recommend_from_runs(runs: list[dict], config: PulsarConfig) -> dict:
-    """``recommend`` over run summaries (strategy, params as a dict, usage_std_mean, reconnections, cycles, notes),
-    the ``no-balancing`` run among them as the baseline. A run with no cycle was not simulated (a history too
-    short or broken): it has no figures to weigh, and when no run has any the rationale says why."""
-    done = [r for r in runs if r.get("cycles", 1) and r["usage_std_mean"] == r["usage_std_mean"]]  # NaN: none
+    """``recommend`` over run summaries (strategy, params as a dict, usage_std_mean, reconnections, notes), the
+    ``no-balancing`` run among them as the baseline. A run without figures was not simulated (a history too short
+    or broken): it has nothing to weigh, and when no run has any the rationale says why (the runs' notes)."""
+    done = [r for r in runs if r["usage_std_mean"] is not None and r["usage_std_mean"] == r["usage_std_mean"]]  # not NaN
     if not done and runs:
         return {"strategy": None, "params": {}, "broker_conf": "", "commands": [],
                 "rationale": f"no recommendation: {runs[0].get('notes') or 'the day was not simulated'}"}
