@@ -270,3 +270,16 @@ def test_bundles_near_a_split_limit_skip_limits_of_zero_or_less(spark):
     zero = PulsarConfig({k: "0" for k in ("loadBalancerNamespaceBundleMaxTopics", "loadBalancerNamespaceBundleMaxSessions",
                                           "loadBalancerNamespaceBundleMaxMsgRate", "loadBalancerNamespaceBundleMaxBandwidthMbytes")})
     assert _near_limits(stats, zero).collect() == []
+
+
+def test_a_night_with_every_snapshot_quarantined_is_reported_under_its_cluster(spark):
+    """Nothing landed, so no snapshot names the cluster: the quarantined files' folders do (the report was filed
+    under "unknown", away from the cluster's other nights)."""
+    from lb_pipeline.report.context import _quarantined_cluster
+
+    def quarantine(*clusters):
+        return spark.createDataFrame([(c, "snapshots") for c in clusters], "cluster string, bronze_table string")
+
+    assert _quarantined_cluster(quarantine("demo-cluster", "demo-cluster", None)) == "demo-cluster"
+    assert _quarantined_cluster(quarantine("a", "b")) == "unknown"  # which one would be a guess
+    assert _quarantined_cluster(quarantine()) == _quarantined_cluster(None) == "unknown"

@@ -51,6 +51,14 @@ def _quality_trend(results, day: str, nights: int = 14) -> list[dict]:
     ).orderBy(F.col("snapshot_date").desc()).limit(nights))
 
 
+def _quarantined_cluster(quarantine) -> str:
+    """The cluster of a night whose every snapshot was quarantined, from the files' folders, so that its report
+    (all data quality) sits beside the cluster's other nights; "unknown" when none or several."""
+    found = [r["cluster"] for r in quarantine.where(F.col("cluster").isNotNull()).select("cluster").distinct()
+             .limit(2).collect()] if quarantine is not None else []
+    return found[0] if len(found) == 1 else "unknown"
+
+
 def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "") -> dict:
     """Everything the nightly report shows. Its few dozen small queries wait for nothing but the night's last
     snapshot, so they run four at a time, each one's planning, Delta log and scheduling overlapping the others':
@@ -102,7 +110,7 @@ def _context(soon, spark, lake, day: str, config: PulsarConfig, run_id: str) -> 
 
     # the one query the others wait for: the night's last snapshot
     snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader").orderBy("snapshot_ts")) if snapshots else []
-    cluster = snap_rows[-1]["cluster"] if snap_rows else "unknown"
+    cluster = snap_rows[-1]["cluster"] if snap_rows else _quarantined_cluster(quarantine)
     latest = snap_rows[-1]["snapshot_ts"] if snap_rows else None
 
     def at_latest(df):  # a table's rows at the night's last snapshot (None without the table or a snapshot)
