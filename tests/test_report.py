@@ -121,6 +121,15 @@ def test_a_night_too_short_to_simulate_says_so_instead_of_figures():
     assert "<circle" not in html[html.index('data-testid="pareto-chart"'):html.index('data-testid="simulation-chart"')]
 
 
+def test_a_night_where_no_snapshot_landed_says_so_first():
+    html = render_nightly(_context(snapshot_count=0, actions={"splits": [], "unloads": []},
+                                   quarantined=[{"bronze_table": "snapshots", "rows": 4, "example": "x"},
+                                                {"bronze_table": "topic_stats", "rows": 25, "example": "y"}]))
+    first = html[html.index('id="actions"'):html.index('id="findings"')]
+    assert "No snapshot of this night could be used" in first and "29 files or rows were quarantined" in first
+    assert "Nothing: no bundle needs splitting" not in first
+
+
 def test_report_is_self_contained():
     html = render_nightly(_context())
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in html
