@@ -81,3 +81,26 @@ def test_whatif_shed_applies_a_catastrophic_policy_and_names_one_it_cannot_match
     assert capsys.readouterr().err.strip() == (
         f"lb-pipeline: {policies}: field 'backref.primary': expected a regex matchable in linear time, got '(a)\\\\1' "
         "(a backreference)")
+
+
+@pytest.mark.parametrize("part, content, field", [
+    ("topics", "[]", "(root)"),  # valid JSON of the wrong kind: it failed deep inside with an AttributeError
+    ("topics", None, None),  # one bad topic among good ones: refused, as ingest would quarantine that row
+    ("lb/brokers", '{"cpu": 5}', "cpu"),
+    ("ownership", '["t/ns/0x00000000_0xffffffff"]', "(root)"),
+])
+def test_whatif_names_a_broker_file_ingest_would_quarantine(busy_snapshot, tmp_path, capsys, part, content, field):
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    victim = sorted((snap / part).glob("*.json"))[0]
+    if content is None:  # a negative rate in the file's first topic
+        doc = json.loads(victim.read_text())
+        stats = next(iter(next(iter(next(iter(doc.values())).values())).values()))
+        topic = next(iter(stats))
+        stats[topic]["msgRateIn"] = -1.0
+        content, field = json.dumps(doc), f"[{topic}].msgRateIn"
+    victim.write_text(content)
+    for command in ("split", "shed"):
+        assert main(["whatif", command, str(snap), *(["--all"] if command == "shed" else [])]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"lb-pipeline: {victim}: field '") and field in err and "\n" not in err, err

@@ -12,7 +12,9 @@ from pathlib import Path
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
 from lb_pipeline.errors import InputError
 from lb_pipeline.formats import cluster as cp
-from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes
+from lb_pipeline.formats.brokers import parse_local_broker_data
+from lb_pipeline.formats.topics import parse_ownership, parse_topic_stats
+from lb_pipeline.formats.values import FileProblem, RowProblem, load_json, max_file_bytes
 from lb_pipeline.model.bundles import NamespaceBundles, parse_boundaries
 from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
 from lb_pipeline.snapshots import layout
@@ -77,6 +79,18 @@ def _refuse(path: Path, problems: list) -> None:
         raise InputError(str(path), problems[0].field, problems[0].reason.removeprefix("expected "))
 
 
+def _checked(root: Path, rel: str, parse, broker: str) -> dict:
+    """A broker's file as Pulsar wrote it, refused where ingest would quarantine any of it (``parse`` is its
+    parser in ``formats``, returning rows and problems, alternately)."""
+    doc = _json(root, rel)
+    try:
+        parsed = parse(doc, broker)
+    except (FileProblem, RowProblem) as exc:  # nothing of the file usable (an array where Pulsar writes an object)
+        raise InputError(str(root / rel), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
+    _refuse(root / rel, [problem for problems in parsed[1::2] for problem in problems])
+    return doc
+
+
 def _config(root: Path, rel: str) -> dict[str, str | None]:
     """A config file's values, refused as ingest would quarantine one of them (``parse_config``)."""
     doc = _json(root, rel, required=False)
@@ -100,11 +114,11 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     reports, topics, ownership = {}, {}, {}
     for b in brokers:
         if layout.local_broker_data(b) not in missing:
-            reports[b] = _json(root, layout.local_broker_data(b))
+            reports[b] = _checked(root, layout.local_broker_data(b), parse_local_broker_data, b)
         if with_topics and layout.topic_stats(b) not in missing:
-            topics[b] = _json(root, layout.topic_stats(b))
+            topics[b] = _checked(root, layout.topic_stats(b), parse_topic_stats, b)
         if layout.ownership(b) not in missing:
-            for bundle in _json(root, layout.ownership(b)) or {}:
+            for bundle in _checked(root, layout.ownership(b), parse_ownership, b):
                 ownership[bundle] = b
     layouts, groups = {}, {}
     for f in sorted((root / "namespaces").rglob("*.json")):
