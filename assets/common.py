@@ -11,8 +11,12 @@ def key(layer: str, name: str) -> dg.AssetKey:
     return dg.AssetKey([layer, name])
 
 
-def day_config(session, lake, day: str):
-    return effective_config(lake.read(session, "bronze", "config", day), lake.read(session, "bronze", "snapshots", day))
+def day_config(session, lake, day: str, cluster: str | None = None):
+    """The day's effective Pulsar configuration (of ``cluster``'s last snapshot when given)."""
+    config, snapshots = (lake.read(session, "bronze", t, day) for t in ("config", "snapshots"))
+    if cluster is not None:
+        config, snapshots = (df.where(df["cluster"] == cluster) for df in (config, snapshots))
+    return effective_config(config, snapshots)
 
 
 def options(group: str) -> dict:

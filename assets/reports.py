@@ -5,7 +5,7 @@ import dagster as dg
 from assets.common import day_config, key
 from assets.partitions import daily
 from assets.resources import LakeResource, ReportsResource, SparkResource
-from lb_pipeline.report.context import build_context
+from lb_pipeline.report.context import build_context, night_clusters
 from lb_pipeline.report.render import render_nightly, write_report
 
 
@@ -19,14 +19,19 @@ from lb_pipeline.report.render import render_nightly, write_report
           op_tags={"dagster/priority": "-1"})  # after the checks that are ready with it: its quality table reads them
 def nightly_report(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource,
                    reports: ReportsResource) -> dg.MaterializeResult:
-    """What to do, how loaded the brokers are, what each strategy and split algorithm would do, data quality."""
+    """What to do, how loaded the brokers are, what each strategy and split algorithm would do, data quality: one
+    report per cluster of the night."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    ctx = build_context(s, lk, day, day_config(s, lk, day), run_id=context.run.run_id)
-    path = write_report(reports.folder, ctx["cluster"], day, render_nightly(ctx))
-    context.log.info(f"report written to {path}")
+    paths, splits, unloads = {}, 0, 0
+    for cluster in night_clusters(s, lk, day):
+        ctx = build_context(s, lk, day, cluster, day_config(s, lk, day, cluster), run_id=context.run.run_id)
+        paths[cluster] = write_report(reports.folder, cluster, day, render_nightly(ctx))
+        splits, unloads = splits + len(ctx["actions"]["splits"]), unloads + len(ctx["actions"]["unloads"])
+        context.log.info(f"report written to {paths[cluster]}")
+    first = next(iter(paths.values()))
     return dg.MaterializeResult(metadata={
-        "path": dg.MetadataValue.path(str(path)), "report": dg.MetadataValue.url(path.as_uri()),
-        "index": dg.MetadataValue.url((path.parent / "index.html").as_uri()),
-        "split_actions": dg.MetadataValue.int(len(ctx["actions"]["splits"])),
-        "unload_actions": dg.MetadataValue.int(len(ctx["actions"]["unloads"])),
+        "path": dg.MetadataValue.path(str(first)), "report": dg.MetadataValue.url(first.as_uri()),
+        "index": dg.MetadataValue.url((first.parent / "index.html").as_uri()),
+        "reports": dg.MetadataValue.json({c: str(p) for c, p in paths.items()}),
+        "split_actions": dg.MetadataValue.int(splits), "unload_actions": dg.MetadataValue.int(unloads),
     })

@@ -281,14 +281,18 @@ def test_bundles_near_a_split_limit_skip_limits_of_zero_or_less(spark):
     assert _near_limits(stats, zero).collect() == []
 
 
-def test_a_night_with_every_snapshot_quarantined_is_reported_under_its_cluster(spark):
-    """Nothing landed, so no snapshot names the cluster: the quarantined files' folders do (the report was filed
-    under "unknown", away from the cluster's other nights)."""
-    from lb_pipeline.report.context import _quarantined_cluster
+@pytest.mark.spark
+def test_each_cluster_of_a_night_gets_a_report_of_its_own_rows(lake, spark):
+    """Two clusters in one landing once got one report, of whichever snapshot came last, over both clusters' rows."""
+    from lb_pipeline.model.config import PulsarConfig
+    from lb_pipeline.report.context import build_context, night_clusters
+    from lb_pipeline.spark.lake import Lake
 
-    def quarantine(*clusters):
-        return spark.createDataFrame([(c, "snapshots") for c in clusters], "cluster string, bronze_table string")
-
-    assert _quarantined_cluster(quarantine("demo-cluster", "demo-cluster", None)) == "demo-cluster"
-    assert _quarantined_cluster(quarantine("a", "b")) == "unknown"  # which one would be a guess
-    assert _quarantined_cluster(quarantine()) == _quarantined_cluster(None) == "unknown"
+    assert night_clusters(spark, lake, DEMO_DAY) == ["demo-cluster"]
+    assert night_clusters(spark, Lake(lake.root + "/nothing"), DEMO_DAY) == ["unknown"]
+    ours = build_context(spark, lake, DEMO_DAY, "demo-cluster", PulsarConfig())
+    other = build_context(spark, lake, DEMO_DAY, "another-cluster", PulsarConfig())
+    assert ours["cluster"] == "demo-cluster" and ours["snapshot_count"] > 0 and ours["brokers"]
+    assert other["cluster"] == "another-cluster" and other["snapshot_count"] == 0
+    assert not other["brokers"] and not other["heat"]["values"] and not other["hot"] and other["simulation"]["runs"] == []
+    assert other["checks"] == ours["checks"]  # the night's data-quality results are per table, shared

@@ -51,27 +51,34 @@ def _quality_trend(results, day: str, nights: int = 14) -> list[dict]:
     ).orderBy(F.col("snapshot_date").desc()).limit(nights))
 
 
-def _quarantined_cluster(quarantine) -> str:
-    """The cluster of a night whose every snapshot was quarantined, from the files' folders, so that its report
-    (all data quality) sits beside the cluster's other nights; "unknown" when none or several."""
-    found = [r["cluster"] for r in quarantine.where(F.col("cluster").isNotNull()).select("cluster").distinct()
-             .limit(2).collect()] if quarantine is not None else []
-    return found[0] if len(found) == 1 else "unknown"
+def night_clusters(spark, lake, day: str) -> list[str]:
+    """The clusters of a night, one report each: those with a snapshot that landed, and those whose every file was
+    quarantined (named by their folders), so that a night nothing of landed sits beside the cluster's others."""
+    found: set[str] = set()
+    for table in ("snapshots", "quarantine"):
+        if lake.exists(spark, "bronze", table):
+            found.update(r["cluster"] for r in lake.read(spark, "bronze", table, day).where(F.col("cluster").isNotNull())
+                         .select("cluster").distinct().collect())
+    return sorted(found) or ["unknown"]
 
 
-def build_context(spark, lake, day: str, config: PulsarConfig, run_id: str = "") -> dict:
-    """Everything the nightly report shows. Its few dozen small queries wait for nothing but the night's last
-    snapshot, so they run four at a time, each one's planning, Delta log and scheduling overlapping the others':
-    one at a time, the driver's latency made most of the report's 11 s on M (8 s so, the same HTML)."""
+def build_context(spark, lake, day: str, cluster: str, config: PulsarConfig, run_id: str = "") -> dict:
+    """Everything the nightly report of ``cluster`` shows (its rows of every table, and the rows of no cluster: a
+    file outside any cluster folder). Its few dozen small queries wait for nothing but the night's last snapshot,
+    so they run four at a time, each one's planning, Delta log and scheduling overlapping the others': one at a
+    time, the driver's latency made most of the report's 11 s on M (8 s so, the same HTML)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="report") as pool:
-        return _context(pool.submit, spark, lake, day, config, run_id)
+        return _context(pool.submit, spark, lake, day, cluster, config, run_id)
 
 
-def _context(soon, spark, lake, day: str, config: PulsarConfig, run_id: str) -> dict:
+def _context(soon, spark, lake, day: str, cluster: str, config: PulsarConfig, run_id: str) -> dict:
     def read(layer, table):
-        return lake.read(spark, layer, table, day) if lake.exists(spark, layer, table) else None
+        if not lake.exists(spark, layer, table):
+            return None
+        df = lake.read(spark, layer, table, day)  # gold/validation_results is per table, not per cluster
+        return df.where((F.col("cluster") == cluster) | F.col("cluster").isNull()) if "cluster" in df.columns else df
 
     def rows_soon(df):
         return soon(_rows, df) if df is not None else _done([])
@@ -110,7 +117,6 @@ def _context(soon, spark, lake, day: str, config: PulsarConfig, run_id: str) -> 
 
     # the one query the others wait for: the night's last snapshot
     snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader").orderBy("snapshot_ts")) if snapshots else []
-    cluster = snap_rows[-1]["cluster"] if snap_rows else _quarantined_cluster(quarantine)
     latest = snap_rows[-1]["snapshot_ts"] if snap_rows else None
 
     def at_latest(df):  # a table's rows at the night's last snapshot (None without the table or a snapshot)
