@@ -72,6 +72,15 @@ def load_json(content: bytes, max_depth: int | None = None) -> object:
         raise FileProblem("(file)", f"expected parseable JSON, got {type(exc).__name__}: {str(exc)[:120]}") from None
 
 
+def parsed_whole(parse, doc, *args):
+    """``parse(doc, *args)`` (a parser of this package), where a row problem at the top of the document (no row to
+    blame: an array where Pulsar writes an object, say) is a :class:`FileProblem`, as every reader treats it."""
+    try:
+        return parse(doc, *args)
+    except RowProblem as exc:
+        raise FileProblem(exc.problem.field, exc.problem.reason) from None
+
+
 def may_hold_lone_surrogates(content: bytes) -> bool:
     """Whether a document's strings may hold half a UTF-16 surrogate pair (``"\\ud800"`` alone: valid JSON,
     which Python reads into a string that UTF-8, and so the lake, cannot hold). Cheap; rarely true."""

@@ -30,7 +30,7 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
                   "the snapshot directory has no manifest.json (incomplete or still being written)")
         return [], [quarantine_row(table, path, cluster, ts, "manifest.json", reason, content)]
     try:
-        rows, problems = table.parse(_load(content, max_depth, {} if memo is None else memo), rel)
+        rows, problems = p.parsed_whole(table.parse, _load(content, max_depth, {} if memo is None else memo), rel)
         if table.name == "snapshots" and rows:
             declared, second = rows[0]["snapshot_timestamp_ms"], int(ts.timestamp() * 1000)
             named = rows[0].pop("manifest_cluster")
@@ -42,8 +42,6 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
                                                 whole_file=True)]
     except p.FileProblem as exc:
         rows, problems = [], [exc.problem]
-    except p.RowProblem as exc:  # a structural problem at the top of the file
-        rows, problems = [], [p.Problem(exc.problem.field, exc.problem.reason, whole_file=True)]
     except Exception as exc:  # noqa: BLE001 (a parser bug hostile input found: the file waits, the night goes on)
         rows, problems = [], [p.Problem("(file)", f"expected a file the parser can read, but it failed with "
                                         f"{type(exc).__name__}: {str(exc)[:200]} (please report)", whole_file=True)]

@@ -18,7 +18,7 @@ def simulation_context(read) -> dict | None:
     runs = [r.asDict() for r in runs_df.orderBy("usage_std_mean", "reconnections", "run_id").collect()]
     for r in runs:
         r["params"] = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(r["params"] or "{}").items())) or "as configured"
-    for r in runs:  # a day too short or broken to simulate leaves its runs without figures (the rationale says why)
+        # a day too short or broken to simulate leaves its runs without figures (the rationale says why)
         r["simulated"] = r["usage_std_mean"] is not None and r["reconnections"] is not None
     front = {f["run_id"] for f in pareto_front([{**r, "imbalance": r["usage_std_mean"], "churn": r["reconnections"]}
                                                 for r in runs if r["strategy"] in STRATEGIES and r["simulated"]])}

@@ -19,7 +19,7 @@ from lb_pipeline.formats.brokers import parse_local_broker_data
 from lb_pipeline.formats.cluster import isolation_policy_map
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.bundles import topic_hash
-from lb_pipeline.formats.values import FileProblem, RowProblem, load_json, max_file_bytes
+from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes, parsed_whole
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.snapshots import layout
@@ -104,8 +104,8 @@ def _parsed(parse, path: Path, root: Path, notes: list[str]):
     if doc is None:
         return None
     try:
-        return parse(doc, layout.broker_from_file_stem(path.stem))
-    except (FileProblem, RowProblem) as exc:
+        return parsed_whole(parse, doc, layout.broker_from_file_stem(path.stem))
+    except FileProblem as exc:
         notes.append(f"{path}: {exc}; left out")
         return None
 

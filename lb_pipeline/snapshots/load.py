@@ -14,7 +14,7 @@ from lb_pipeline.errors import InputError
 from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats.brokers import parse_local_broker_data
 from lb_pipeline.formats.topics import parse_ownership, parse_topic_stats
-from lb_pipeline.formats.values import FileProblem, RowProblem, load_json, max_file_bytes
+from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes, parsed_whole
 from lb_pipeline.model.bundles import NamespaceBundles, parse_boundaries
 from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
 from lb_pipeline.snapshots import layout
@@ -84,8 +84,8 @@ def _checked(root: Path, rel: str, parse, broker: str) -> dict:
     parser in ``formats``, returning rows and problems, alternately)."""
     doc = _json(root, rel)
     try:
-        parsed = parse(doc, broker)
-    except (FileProblem, RowProblem) as exc:  # nothing of the file usable (an array where Pulsar writes an object)
+        parsed = parsed_whole(parse, doc, broker)
+    except FileProblem as exc:  # nothing of the file usable (an array where Pulsar writes an object)
         raise InputError(str(root / rel), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
     _refuse(root / rel, [problem for problems in parsed[1::2] for problem in problems])
     return doc
