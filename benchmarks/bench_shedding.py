@@ -13,6 +13,7 @@ without Java the Python figures print alone. Target (issue 16): every strategy a
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import statistics
@@ -95,6 +96,10 @@ def replay_cycle_on_m(args) -> None:
         generate(landing, "M", snapshots=1, start="2026-01-15T14:00:00Z")
     snap = load_snapshot(next(iter_snapshot_dirs(landing)))
     load, _ = LoadData.from_reports(snap.reports, snap.bundle_data)
+    # the loader's garbage collected now and the snapshot set aside: a full collection of it (about 0.5 s) landed
+    # in whichever strategy's single timed cycle came next
+    gc.collect()
+    gc.freeze()
     bundles = sum(len(r.get("lastStats") or {}) for r in snap.reports.values())
     print(f"\nwhole replay cycle (strategy + placement path) on an M snapshot: {len(snap.brokers)} brokers, {bundles} bundles")
     for name in MODULAR_STRATEGIES:
