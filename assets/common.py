@@ -4,19 +4,24 @@ write-then-describe step every table asset ends with."""
 import dagster as dg
 
 from assets.partitions import daily
-from lb_pipeline.transforms.config import effective_config
+from lb_pipeline.transforms.config import cluster_configs, effective_config
 
 
 def key(layer: str, name: str) -> dg.AssetKey:
     return dg.AssetKey([layer, name])
 
 
-def day_config(session, lake, day: str, cluster: str | None = None):
-    """The day's effective Pulsar configuration (of ``cluster``'s last snapshot when given)."""
+def day_configs(session, lake, day: str):
+    """Each cluster's effective Pulsar configuration on the day (as of its last snapshot): a landing may hold
+    clusters configured differently, and each is replayed and judged under its own."""
+    return cluster_configs(*(lake.read(session, "bronze", t, day) for t in ("config", "snapshots")))
+
+
+def day_config(session, lake, day: str, cluster: str):
+    """``cluster``'s effective Pulsar configuration on the day (the profile's defaults if none of its snapshots
+    landed)."""
     config, snapshots = (lake.read(session, "bronze", t, day) for t in ("config", "snapshots"))
-    if cluster is not None:
-        config, snapshots = (df.where(df["cluster"] == cluster) for df in (config, snapshots))
-    return effective_config(config, snapshots)
+    return effective_config(*(df.where(df["cluster"] == cluster) for df in (config, snapshots)))
 
 
 def options(group: str) -> dict:

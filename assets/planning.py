@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.common import day_config, key, options, write_table
+from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.transforms import capacity, nights, silver
 from lb_pipeline.transforms.pathologies_cluster import pathologies as find_pathologies
@@ -25,16 +25,14 @@ def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig,
     if config.lookback_days < 1:
         raise dg.Failure(f"lookback_days must be at least 1 (got {config.lookback_days})")
     day, s, lk = context.partition_key, spark.session, lake.lake
-    cfg = day_config(s, lk, day)
+    cfg = day_configs(s, lk, day)
 
     def window(layer, table):
         return capacity.window(lk.read(s, layer, table), day, config.lookback_days)
 
     inputs = capacity.capacity_inputs(window("silver", "broker_usage"), window("bronze", "broker_reports"),
                                       window("bronze", "failure_domains"))
-    df = capacity.capacity_forecast(inputs, window("bronze", "namespaces"), day,
-                                    cfg.get_float("loadBalancerBrokerOverloadedThresholdPercentage"),
-                                    cfg.get_int("loadBalancerNamespaceMaximumBundles"))
+    df = capacity.capacity_forecast(inputs, window("bronze", "namespaces"), day, cfg)
     written, meta = write_table(s, lk, df, "gold", "capacity_forecast", day)
     nights = written.where("scope = 'cluster'").agg({"history_days": "max"}).collect()[0][0]
     meta["nights_of_history"] = dg.MetadataValue.int(int(nights or 0))
@@ -55,7 +53,7 @@ def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: L
 
     df = find_pathologies(read("silver", "broker_usage"), read("bronze", "broker_reports"), read("silver", "bundle_stats"),
                           read("bronze", "ownership"), silver.layouts(read("bronze", "namespaces"), read("bronze", "ownership")),
-                          read("bronze", "snapshots"), read("bronze", "failure_domains"), day_config(s, lk, day))
+                          read("bronze", "snapshots"), read("bronze", "failure_domains"), day_configs(s, lk, day))
     written, meta = write_table(s, lk, df, "gold", "pathologies", day)
     meta["findings_by_severity"] = dg.MetadataValue.json(
         {r["severity"]: r["count"] for r in written.groupBy("severity").count().collect()})
@@ -68,7 +66,7 @@ def night_trends(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
     """Per cluster and metric (peak and mean usage, brokers overloaded, unloads, bundles to split, findings): the
     night against the mean of the 7 and 30 nights before it that the lake holds."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    cfg = day_config(s, lk, day)
+    cfg = day_configs(s, lk, day)
 
     def every_night(table):
         return lk.read(s, "gold", table) if lk.exists(s, "gold", table) else None

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.common import day_config, key, options, write_table
+from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.transforms import gold, silver
 
@@ -19,7 +19,7 @@ def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, 
                                  lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "ownership", day),
                                  silver.layouts(lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "ownership", day)),
                                  lk.read(s, "bronze", "config", day),
-                                 lk.read(s, "bronze", "failure_domains", day), day_config(s, lk, day))
+                                 lk.read(s, "bronze", "failure_domains", day), day_configs(s, lk, day))
     written, meta = write_table(s, lk, df, "gold", "shedding_decisions", day)
     meta["unloads_by_strategy"] = dg.MetadataValue.json(
         {r["strategy"]: r["count"] for r in written.groupBy("strategy").count().collect()})

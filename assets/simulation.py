@@ -5,7 +5,7 @@ import json
 
 import dagster as dg
 
-from assets.common import day_config, key, options, write_table
+from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.transforms import simulation as sim
 
@@ -37,9 +37,12 @@ _SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "top
 def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: SparkResource, lake: LakeResource):
     """Every strategy and baseline simulated cycle by cycle over the day: one summary row per run, one row per cycle."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    cfg = day_config(s, lk, day)
-    runs = sim.run_list(cfg, sets_per_strategy=config.sets_per_strategy, seeds=tuple(range(config.seeds)))
-    context.log.info(f"simulating {len(runs)} runs per cluster")
+    cfg = day_configs(s, lk, day)
+
+    def runs(cluster_config):  # a sweep starts from each cluster's own values
+        return sim.run_list(cluster_config, sets_per_strategy=config.sets_per_strategy, seeds=tuple(range(config.seeds)))
+
+    context.log.info(f"simulating {len(runs(cfg.default))} runs per cluster")
     policies = sim.policy_rows(*(lk.read(s, "bronze", t, day) for t in ("ownership", "namespaces", "config",
                                                                           "failure_domains")))
     result = sim.simulate_runs(s, lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
@@ -59,7 +62,7 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
 def recommendations(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """The strategy and thresholds to run, why, and the ``broker.conf`` lines and admin commands that set them."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    pdf = sim.recommendations(lk.read(s, "gold", "simulation_runs", day), day_config(s, lk, day))
+    pdf = sim.recommendations(lk.read(s, "gold", "simulation_runs", day), day_configs(s, lk, day))
     written, meta = write_table(s, lk, s.createDataFrame(pdf, sim.RECOMMENDATION_SCHEMA), "gold", "recommendations", day)
     meta["recommended"] = dg.MetadataValue.json({r.cluster: r.strategy for r in pdf.itertuples()})
     return dg.MaterializeResult(metadata=meta)

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.common import day_config, key, options, write_table
+from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.transforms import gold, silver
 
@@ -16,7 +16,7 @@ def split_triggers(context: dg.AssetExecutionContext, spark: SparkResource, lake
     df = gold.split_triggers(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                              lk.read(s, "silver", "bundle_time_averages", day),
                              silver.layouts(lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "ownership", day)),
-                             day_config(s, lk, day))
+                             day_configs(s, lk, day))
     return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "split_triggers", day)[1])
 
 
@@ -26,5 +26,5 @@ def split_recommendations(context: dg.AssetExecutionContext, spark: SparkResourc
     """Each automatic split algorithm's boundaries, children and command for every flagged bundle."""
     day, s, lk = context.partition_key, spark.session, lake.lake
     df = gold.split_boundaries(lk.read(s, "gold", "split_triggers", day), lk.read(s, "bronze", "topic_stats", day),
-                               day_config(s, lk, day))
+                               day_configs(s, lk, day))
     return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "split_recommendations", day)[1])

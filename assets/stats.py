@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.common import day_config, key, options, write_table
+from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.model.usage import Weights
 from lb_pipeline.transforms import silver
@@ -37,11 +37,12 @@ def bundle_stats(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
 def broker_usage(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Per snapshot and broker: float32 percent usage per resource, unweighted and weighted max usage."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    weights = Weights.from_config(day_config(s, lk, day))
+    configs = day_configs(s, lk, day)
     df = silver.broker_usage(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
-                             weights)
+                             configs)
     _, meta = write_table(s, lk, df, "silver", "broker_usage", day)
-    meta["weights"] = dg.MetadataValue.json(weights.__dict__)
+    meta["weights"] = dg.MetadataValue.json({c: Weights.from_config(configs[c]).__dict__ for c in configs}
+                                            or Weights.from_config(configs.default).__dict__)
     return dg.MaterializeResult(metadata=meta)
 
 

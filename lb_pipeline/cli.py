@@ -173,7 +173,7 @@ def _lake_history(args):
     from lb_pipeline.spark.lake import Lake
     from lb_pipeline.spark.session import get_session
     from lb_pipeline.simulation.policies import Policies
-    from lb_pipeline.transforms.config import effective_config
+    from lb_pipeline.transforms.config import cluster_configs
     from lb_pipeline.transforms.simulation import policy_rows, split_topic_rows
 
     spark, lake = get_session(), Lake(args.lake or lake_root_from_env())
@@ -187,8 +187,8 @@ def _lake_history(args):
     bundle_rows = lake.read(spark, "bronze", "bundle_reports", args.day)
     bundle_rows = bundle_rows.where(bundle_rows["cluster"] == cluster)
     bundles = bundle_rows.toPandas()
-    config = effective_config(lake.read(spark, "bronze", "config", args.day), lake.read(spark, "bronze", "snapshots", args.day),
-                              args.profile)
+    config = cluster_configs(lake.read(spark, "bronze", "config", args.day),
+                             lake.read(spark, "bronze", "snapshots", args.day), args.profile).of(cluster)
     rows = policy_rows(*(lake.read(spark, "bronze", t, args.day) for t in ("ownership", "namespaces", "config",
                                                                            "failure_domains")))
     policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == cluster).collect())

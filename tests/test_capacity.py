@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.planning.forecast import forecast
 from lb_pipeline.planning.headroom import losses, survive
 from lb_pipeline.transforms import capacity
@@ -128,7 +129,7 @@ def test_a_cluster_gets_broker_domain_cluster_and_loss_rows(spark):
     ns = spark.createDataFrame([("c", "t/a", d, 8) for d in sorted(pdf.snapshot_date.unique())],
                                "cluster string, namespace string, snapshot_date string, num_bundles int")
     day = pdf.snapshot_date.max()
-    out = capacity.capacity_forecast(capacity.capacity_inputs(usage, reports, domains), ns, day, 85.0, 128).toPandas()
+    out = capacity.capacity_forecast(capacity.capacity_inputs(usage, reports, domains), ns, day, PulsarConfig()).toPandas()
     counts = out.groupby("scope").size().to_dict()
     assert counts == {"broker": 18, "domain": 12, "cluster": 6, "loss": 12, "namespace": 1}  # no heap loss rows
     b0 = out[(out.subject == "broker-0") & (out.resource == "max_usage")].iloc[0]

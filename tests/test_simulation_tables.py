@@ -83,13 +83,14 @@ def test_the_runs_share_the_cores_evenly_each_run_once_the_validated_one_counted
 def test_a_history_too_broken_to_simulate_says_so_in_each_runs_row():
     import pandas as pd
 
+    from lb_pipeline.model.cluster_configs import ClusterConfigs
     from lb_pipeline.model.config import PulsarConfig
     from lb_pipeline.transforms.simulation import _names, OUTPUT_SCHEMA, _simulate_slot
 
     one_snapshot = pd.DataFrame([{"cluster": "c", "snapshot_date": DEMO_DAY, "kind": "broker", "broker": "b1",
                                   "snapshot_ts": pd.Timestamp(f"{DEMO_DAY} 00:00", tz="UTC")}])
     runs = run_list(PulsarConfig())[:2]
-    out = _simulate_slot(one_snapshot, PulsarConfig(), runs)
+    out = _simulate_slot(one_snapshot, ClusterConfigs.of_any(PulsarConfig()), {None: [runs]}, 0)
     assert list(out.columns) == _names(OUTPUT_SCHEMA)
     assert out["run_id"].tolist() == [r["run_id"] for r in runs] and set(out["kind"]) == {"run"}
     assert out["notes"].str.startswith("not simulated: cluster 'c': the history needs two snapshots").all()

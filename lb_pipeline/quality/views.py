@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from lb_pipeline.model import topic_stats
-from lb_pipeline.transforms.config import effective_config
+from lb_pipeline.transforms.config import cluster_configs, per_cluster
 from lb_pipeline.transforms.silver import bundle_bounds, hex_to_long, layouts
 
 Read = Callable[[str, str], DataFrame]
@@ -134,15 +134,15 @@ def shedding_decisions(read: Read) -> DataFrame:
     dest = live.withColumnRenamed("live_broker", "destination").withColumn("destination_live", F.lit(True))
     # Pulsar purges recently-unloaded bundles older than the grace period before each cycle (ModularLoadManagerImpl,
     # UnloadScheduler): unloading the same bundle again is allowed only once more than the grace period has passed
-    grace_minutes = effective_config(read("bronze", "config"), read("bronze", "snapshots")).get_int(
-        "loadBalancerSheddingGracePeriodMinutes")
+    grace_minutes = per_cluster(cluster_configs(read("bronze", "config"), read("bronze", "snapshots")),
+                                lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"))
     previous = F.lag("snapshot_ts").over(Window.partitionBy("cluster", "strategy", "bundle").orderBy("snapshot_ts"))
     minutes_since = (F.unix_millis("snapshot_ts") - F.unix_millis(previous)) / 60_000.0
     return (df.join(owned, [*KEYS, "broker", "bundle"], "left").fillna({"source_owns_bundle": False})
             .join(dest, [*KEYS, "destination"], "left")
             .withColumn("destination_live", F.col("destination").isNull() | F.coalesce("destination_live", F.lit(False)))
             .withColumn("destination_differs", F.col("destination").isNull() | (F.col("destination") != F.col("broker")))
-            .withColumn("outside_grace_period", F.coalesce(minutes_since > F.lit(grace_minutes), F.lit(True)))
+            .withColumn("outside_grace_period", F.coalesce(minutes_since > grace_minutes, F.lit(True)))
             .join(_load_change(df, reports, live), [*KEYS, "strategy"], "left"))
 
 

@@ -14,6 +14,8 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lb_pipeline.model.cluster_configs import ClusterConfigs
+from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.planning.forecast import HORIZON_DAYS, Forecast, forecast
 from lb_pipeline.planning.headroom import losses
 
@@ -149,10 +151,18 @@ def namespace_caps(namespaces: pd.DataFrame, day: str, max_bundles: int) -> pd.D
     return pd.DataFrame(rows, columns=_COLUMNS)
 
 
-def capacity_forecast(inputs: DataFrame, namespaces: DataFrame, day: str, threshold: float,
-                      max_bundles: int) -> DataFrame:
-    """``inputs``: ``capacity_inputs`` over the window; ``namespaces``: bronze/namespaces over the window."""
-    brokers = inputs.groupBy("cluster").applyInPandas(lambda p: forecast_cluster(p, day, threshold), SCHEMA)
+def capacity_forecast(inputs: DataFrame, namespaces: DataFrame, day: str,
+                      config: PulsarConfig | ClusterConfigs) -> DataFrame:
+    """``inputs``: ``capacity_inputs`` over the window; ``namespaces``: bronze/namespaces over the window; each
+    cluster against the overload threshold and bundle cap of its own configuration (``config``, of ``day``)."""
+    configs = ClusterConfigs.of_any(config)
+
+    def own(p: pd.DataFrame) -> PulsarConfig:
+        return configs.of(p["cluster"].iloc[0])
+
+    brokers = inputs.groupBy("cluster").applyInPandas(lambda p: forecast_cluster(
+        p, day, own(p).get_float("loadBalancerBrokerOverloadedThresholdPercentage")), SCHEMA)
     caps = (namespaces.select("cluster", "namespace", "snapshot_date", "num_bundles").groupBy("cluster")
-            .applyInPandas(lambda p: namespace_caps(p, day, max_bundles), SCHEMA))
+            .applyInPandas(lambda p: namespace_caps(p, day, own(p).get_int("loadBalancerNamespaceMaximumBundles")),
+                           SCHEMA))
     return brokers.unionByName(caps)

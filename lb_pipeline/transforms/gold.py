@@ -26,6 +26,7 @@ from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
 from lb_pipeline.formats.cluster import ISOLATION_SOURCE
 from lb_pipeline.model.bundles import Bundle, parse_range
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
@@ -102,6 +103,11 @@ def _of(pdf: pd.DataFrame, kind: str, columns: list[str]) -> pd.DataFrame:
     return pdf.loc[pdf["kind"] == kind, columns]
 
 
+def _own(config: PulsarConfig | ClusterConfigs, pdf: pd.DataFrame) -> PulsarConfig:
+    """The configuration of the cluster a group's rows belong to (every group is of one cluster)."""
+    return ClusterConfigs.of_any(config).of(pdf["cluster"].iloc[0] if len(pdf) else None)
+
+
 def _meta(pdf: pd.DataFrame, field: str, default: str):
     """A snapshot's one ``meta`` row (small per-snapshot maps as JSON) → the parsed value of ``field``."""
     rows = pdf.loc[pdf["kind"] == "meta", field]
@@ -165,12 +171,14 @@ def cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: D
 
 def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
                        ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame, failure_domains: DataFrame,
-                       config: PulsarConfig, seed: int = 0) -> DataFrame:
+                       config: PulsarConfig | ClusterConfigs, seed: int = 0) -> DataFrame:
     """Every shedding strategy replayed over the snapshots of each cluster, in time order, state carried over,
-    destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains."""
+    destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains, under
+    the cluster's own configuration."""
     meta = cluster_policies(ownership, namespaces, config_rows, failure_domains)
     tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, meta)
-    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
+    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, _own(config, pdf), seed),
+                                                   SHEDDING_SCHEMA)
 
 
 SPLIT_TRIGGER_SCHEMA = (
@@ -203,12 +211,13 @@ def _replay_split_triggers(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFr
 
 
 def split_triggers(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
-                   namespaces: DataFrame, config: PulsarConfig) -> DataFrame:
+                   namespaces: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame:
     """Which bundles the modular (BundleSplitterTask) and the extensible (hit-count) triggers would split."""
     counts = namespaces.groupBy(*KEYS).agg(
         F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "num_bundles")))).alias("counts"))
     tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, counts)
-    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, config), SPLIT_TRIGGER_SCHEMA)
+    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, _own(config, pdf)),
+                                                   SPLIT_TRIGGER_SCHEMA)
 
 
 SPLIT_SCHEMA = (
@@ -242,12 +251,13 @@ def _boundaries_for_bundle(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFr
     return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SPLIT_SCHEMA.split(", ")])
 
 
-def split_boundaries(triggers: DataFrame, topic_stats: DataFrame, config: PulsarConfig) -> DataFrame:
+def split_boundaries(triggers: DataFrame, topic_stats: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame:
     """Each automatic algorithm's boundaries and children for every bundle a trigger flagged (topic rows of those
     bundles only, grouped per snapshot and bundle)."""
     hot = triggers.select(*KEYS, "bundle").distinct()
     topics = topic_stats.join(hot, [*KEYS, "bundle"], "left_semi")
-    return topics.groupBy(*KEYS, "bundle").applyInPandas(lambda pdf: _boundaries_for_bundle(pdf, config), SPLIT_SCHEMA)
+    return topics.groupBy(*KEYS, "bundle").applyInPandas(lambda pdf: _boundaries_for_bundle(pdf, _own(config, pdf)),
+                                                         SPLIT_SCHEMA)
 
 
 AUDIT_SCHEMA = ("cluster string, snapshot_ts timestamp, snapshot_date string, group_name string, scope string, "

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lb_pipeline.transforms.capacity import window
+from lb_pipeline.transforms.config import per_cluster
 
 WINDOWS = (7, 30)  # nights the report compares tonight with
 METRICS = ("peak_usage", "mean_usage", "brokers", "brokers_overloaded", "unloads", "splits", "critical_findings",
@@ -24,11 +25,12 @@ COLUMNS = (*METRICS, "info_findings")  # info findings are listed per night, not
 KEYS = ["cluster", "snapshot_date"]
 
 
-def night_metrics(day: str, threshold: float, strategy: str, summary: DataFrame | None = None,
+def night_metrics(day: str, threshold: float | Column, strategy: str | Column, summary: DataFrame | None = None,
                   decisions: DataFrame | None = None, splits: DataFrame | None = None,
                   findings: DataFrame | None = None, nights: int = max(WINDOWS)) -> DataFrame | None:
     """One row per (cluster, night) of the ``nights`` nights up to ``day`` with every column of ``COLUMNS``
-    (``threshold``: the overload threshold as a fraction; ``strategy``: the configured shedding strategy)."""
+    (``threshold``: the overload threshold as a fraction; ``strategy``: the configured shedding strategy; either may
+    be a column, a cluster's own)."""
     parts = []
     if summary is not None:
         parts.append(window(summary, day, nights).groupBy(*KEYS).agg(
@@ -64,11 +66,11 @@ GOLD_TABLES = ("broker_load_summary", "shedding_decisions", "split_recommendatio
 
 
 def gold_night_metrics(day: str, config, read_all) -> DataFrame | None:
-    """``night_metrics`` of the gold tables ``read_all(table)`` returns (every night; None: not in the lake), with the
-    configuration's overload threshold and shedding strategy."""
-    return night_metrics(day, config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
-                         config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1],
-                         *(read_all(t) for t in GOLD_TABLES))
+    """``night_metrics`` of the gold tables ``read_all(table)`` returns (every night; None: not in the lake), with
+    each cluster's overload threshold and shedding strategy (``config``: one configuration, or each cluster's)."""
+    threshold = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0)
+    strategy = per_cluster(config, lambda c: c["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1])
+    return night_metrics(day, threshold, strategy, *(read_all(t) for t in GOLD_TABLES))
 
 
 TREND_SCHEMA = "cluster string, snapshot_date string, metric string, tonight double, " + ", ".join(

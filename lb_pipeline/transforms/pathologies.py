@@ -10,8 +10,10 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights
+from lb_pipeline.transforms.config import per_cluster
 
 EVIDENCE_ROWS = 20
 SEVERITIES = ("critical", "warning", "info")
@@ -45,12 +47,12 @@ def _pct(c: str | Column) -> Column:
     return F.format_number((F.col(c) if isinstance(c, str) else c) * 100.0, 0)
 
 
-def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig) -> DataFrame:
+def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame:
     """A broker left (nearly) empty while others run hot: after a restart or a scale-out nothing moved load to it.
     Hot is ThresholdShedder's view: above the cluster average by ``loadBalancerBrokerThresholdShedderPercentage``,
     or above ``loadBalancerBrokerOverloadedThresholdPercentage``."""
-    band = config.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0
-    overload = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+    band = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0)
+    overload = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0)
     per_snapshot = Window.partitionBy(*KEYS)
     df = (usage.join(reports.select(*KEYS, "broker", "start_timestamp_ms"), [*KEYS, "broker"], "left")
           .withColumn("mean", F.avg("max_usage").over(per_snapshot))
@@ -71,18 +73,20 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig) -> 
         ["snapshot_ts", "broker", "max_usage", "num_bundles", "hottest_broker", "hottest", "mean"], min_snapshots=2)
 
 
-def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig, share: float = 0.9) -> DataFrame:
+def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig | ClusterConfigs, share: float = 0.9) -> DataFrame:
     """A bundle over a split limit that one topic carries: splitting moves that topic whole, so no split helps."""
-    rate = config.get_float("loadBalancerNamespaceBundleMaxMsgRate")
-    mbytes = config.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1024 * 1024
+    rate = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxMsgRate"))
+    mbytes = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1024 * 1024)
+    rate_text = per_cluster(config, lambda c: f"{c.get_float('loadBalancerNamespaceBundleMaxMsgRate'):g}")
     hot = bundle_stats.where((F.col("hottest_topic_share") >= share)
                              & (((F.col("msg_rate_in") + F.col("msg_rate_out")) > rate)
                                 | ((F.col("msg_throughput_in") + F.col("msg_throughput_out")) > mbytes)))
     return findings(
         hot, "hot bundle no split can help", F.col("bundle"), F.lit("warning"),
         F.concat(F.col("hottest_topic"), F.lit(" carries "), _pct("hottest_topic_share"), F.lit(" % of "),
-                 F.format_number(F.col("msg_rate_in") + F.col("msg_rate_out"), 0), F.lit(" msg/s, above "
-                 f"loadBalancerNamespaceBundleMaxMsgRate={rate:g} or the bandwidth limit")),
+                 F.format_number(F.col("msg_rate_in") + F.col("msg_rate_out"), 0),
+                 F.lit(" msg/s, above loadBalancerNamespaceBundleMaxMsgRate="), rate_text,
+                 F.lit(" or the bandwidth limit")),
         F.concat(F.lit("Partition the topic (pulsar-admin topics update-partitioned-topic "), F.col("hottest_topic"),
                  F.lit(" --partitions N) so its load can spread; meanwhile isolate the bundle on a large broker.")),
         ["snapshot_ts", "owner_broker", "hottest_topic", "hottest_topic_share", "msg_rate_in", "msg_rate_out"])
@@ -118,15 +122,18 @@ def broken_usage(usage: DataFrame) -> DataFrame:
                  ["snapshot_ts", "broker", "resource", "pct"]))
 
 
-def ignored_resources(usage: DataFrame, config: PulsarConfig) -> DataFrame | None:
+def ignored_resources(usage: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame | None:
     """Overload by a resource the strategies do not see: weight 0 in ``loadBalancer*ResourceWeight`` (memory and
-    direct memory by default) while the weighted max usage they compare stays under the threshold."""
-    weights = Weights.from_config(config)
-    overload = config.get_float("loadBalancerBrokerOverloadedThresholdPercentage")
-    ignored = [r for r in _PCT if getattr(weights, r) == 0]
+    direct memory by default) in the cluster's configuration, while the weighted max usage they compare stays under
+    the threshold."""
+    configs = ClusterConfigs.of_any(config)
+    ignored = [r for r in _PCT if any(getattr(Weights.from_config(c), r) == 0 for c in configs.distinct())]
     if not ignored:
         return None
-    hit = _per_resource(usage).where(F.col("resource").isin(ignored) & (F.col("pct") >= overload)
+    weight = F.create_map(*[x for r in ignored for x in (
+        F.lit(r), per_cluster(configs, lambda c, r=r: float(getattr(Weights.from_config(c), r))))])[F.col("resource")]
+    overload = per_cluster(configs, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage"))
+    hit = _per_resource(usage).where(F.col("resource").isin(ignored) & (weight == 0) & (F.col("pct") >= overload)
                                      & (F.col("weighted_max_usage") * 100.0 < overload))
     key = F.create_map(*[F.lit(x) for r in ignored for x in (r, _WEIGHT_KEYS[r])])[F.col("resource")]
     return findings(hit, "overload in an ignored resource", F.concat_ws(" ", "broker", "resource"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.transforms import pathologies as p
 from lb_pipeline.transforms.pathologies import KEYS, findings
@@ -89,8 +90,9 @@ def mixed_versions(reports: DataFrame) -> DataFrame:
 
 
 def pathologies(usage: DataFrame, reports: DataFrame, bundle_stats: DataFrame, ownership: DataFrame,
-                layouts: DataFrame, snapshots: DataFrame, failure_domains: DataFrame, config: PulsarConfig) -> DataFrame:
-    """Every finding of the night (the report orders them by severity)."""
+                layouts: DataFrame, snapshots: DataFrame, failure_domains: DataFrame,
+                config: PulsarConfig | ClusterConfigs) -> DataFrame:
+    """Every finding of the night (the report orders them by severity), each cluster's under its own configuration."""
     parts = [p.idle_brokers(usage, reports, config), p.unsplittable_bundles(bundle_stats, config), p.broken_usage(usage),
              p.ignored_resources(usage, config), ping_pong(ownership), few_bundles(layouts, snapshots),
              unbalanced_domains(failure_domains, usage), mixed_versions(reports)]

@@ -10,8 +10,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from lb_pipeline.model.bundles import FULL_UPPER_BOUND
-
+from lb_pipeline.model.cluster_configs import ClusterConfigs
+from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights
+from lb_pipeline.transforms.config import per_cluster
 
 SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 HASH_SPACE = float(1 << 32)
@@ -136,10 +138,11 @@ def _java_max(*cols: Column) -> Column:
     return F.greatest(*cols)
 
 
-def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame, weights: Weights = Weights(),
-                 tolerance: float = 0.01) -> DataFrame:
+def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame,
+                 config: PulsarConfig | ClusterConfigs = PulsarConfig(), tolerance: float = 0.01) -> DataFrame:
     """Per snapshot and broker: each resource's percent usage (float32), the unweighted max (heap excluded),
-    the weighted max for ``weights``, totals, and whether the totals agree with the sum of the broker's bundles."""
+    the weighted max for the resource weights of the cluster's configuration, totals, and whether the totals agree
+    with the sum of the broker's bundles."""
     pct = {
         "cpu_pct": percent_usage("cpu_usage", "cpu_limit"),
         "memory_pct": percent_usage("memory_usage", "memory_limit"),
@@ -153,9 +156,13 @@ def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame, weights: 
     max_pct = _java_max("cpu_pct", "direct_memory_pct", "bandwidth_in_pct", "bandwidth_out_pct")
     # getMaxResourceUsage(): the float maximum divided by 100.0f, in float32 (one double division rounded once)
     df = df.withColumn("max_usage", (max_pct / 100.0).cast("float").cast("double"))
+
+    def weight(resource: str) -> Column:
+        return per_cluster(config, lambda c: getattr(Weights.from_config(c), resource))
+
     df = df.withColumn("weighted_max_usage", _java_max(
-        F.col("cpu_pct") * weights.cpu, F.col("direct_memory_pct") * weights.direct_memory,
-        F.col("bandwidth_in_pct") * weights.bandwidth_in, F.col("bandwidth_out_pct") * weights.bandwidth_out) / 100.0)
+        F.col("cpu_pct") * weight("cpu"), F.col("direct_memory_pct") * weight("direct_memory"),
+        F.col("bandwidth_in_pct") * weight("bandwidth_in"), F.col("bandwidth_out_pct") * weight("bandwidth_out")) / 100.0)
     df = df.withColumn("driving_resource", F.when(max_pct == F.col("cpu_pct"), "cpu")
                        .when(max_pct == F.col("bandwidth_out_pct"), "bandwidthOut")
                        .when(max_pct == F.col("bandwidth_in_pct"), "bandwidthIn")

@@ -12,12 +12,14 @@ splits divide those bundles' traffic by their topics' hashes, and no other bundl
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation.balancers import BASELINES
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
@@ -47,6 +49,7 @@ CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles
          "unloads int, placements int, reconnections long, rate_recorded double, rate_served double, "
          "unowned_bundles int, balanced boolean")
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}"
+Runs = list[dict] | Callable[[PulsarConfig], list[dict]]
 _TOTALS = {"unloads": "unloads_total", "placements": "placements_total", "reconnections": "reconnections_total"}
 _BROKER_COLS = ["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "start_timestamp_ms",
                 "broker_version", "load_manager", *(f"{r}_{x}" for r in ("cpu", "memory", "direct_memory", "bandwidth_in",
@@ -75,10 +78,15 @@ def policy_rows(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFr
                     "isolation", "domains"))
 
 
-def _simulate_slot(pdf: pd.DataFrame, config: PulsarConfig, runs: list[dict]) -> pd.DataFrame:
-    """One cluster's history, rebuilt once, and the ``runs`` of this slot on it one after the other (as the CLI does):
-    shipping the history to a task and rebuilding it cost about 7 s a run on M, more than a baseline's simulation."""
+def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot: int) -> pd.DataFrame:
+    """One cluster's history, rebuilt once, and the runs of this slot on it one after the other (as the CLI does):
+    shipping the history to a task and rebuilding it cost about 7 s a run on M, more than a baseline's simulation.
+    ``plans``: per cluster (None: any other), its runs per slot."""
     cluster = pdf["cluster"].iloc[0]
+    config, plan = configs.of(cluster), plans.get(cluster, plans[None])
+    runs = plan[slot] if slot < len(plan) else []
+    if not runs:
+        return _frame(pd.DataFrame())
     day = pdf["snapshot_date"].dropna().max()
     brokers, bundles = (pdf[pdf["kind"] == k] for k in ("broker", "bundle"))
     keys = [{"cluster": cluster, "snapshot_date": day, "run_id": r["run_id"], "strategy": r["strategy"],
@@ -108,12 +116,16 @@ def _frame(out: pd.DataFrame) -> pd.DataFrame:
     return out[_names(OUTPUT_SCHEMA)]
 
 
-def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: PulsarConfig, runs: list[dict]) -> DataFrame:
+def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: PulsarConfig | ClusterConfigs,
+                     runs: Runs) -> DataFrame:
     """Topic rows (hash and traffic) of the bundles past a split threshold at some snapshot of the day, under the
-    lowest thresholds any run uses: a bundle's long-term averages never exceed its highest recorded traffic, and a
-    child never carries more than its parent, so no other bundle can be split in any run."""
-    lim = SplitLimits.lowest([SplitLimits.from_config(config.overridden(**{k: str(v) for k, v in r["params"].items()}))
-                              for r in runs] or [SplitLimits.from_config(config)])
+    lowest thresholds any cluster's configuration or any run uses: a bundle's long-term averages never exceed its
+    highest recorded traffic, and a child never carries more than its parent, so no other bundle can be split in any
+    run."""
+    configs = ClusterConfigs.of_any(config).distinct()
+    lim = SplitLimits.lowest([SplitLimits.from_config(c) for c in configs] + [
+        SplitLimits.from_config(c.overridden(**{k: str(v) for k, v in r["params"].items()}))
+        for c in configs for r in _runs_of(runs, c)])
     col = F.col
     past = lim.past(col("topics"), col("producer_count") + col("consumer_count"), col("msg_rate_in") + col("msg_rate_out"),
                     col("msg_throughput_in") + col("msg_throughput_out"))
@@ -124,12 +136,20 @@ def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: 
 
 
 def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,
-                  config: PulsarConfig, runs: list[dict], topic_stats: DataFrame | None = None) -> DataFrame:
-    """Every run of ``runs`` on every cluster's history: cycle rows (``kind = 'cycle'``) and one summary row each.
-    ``topic_stats``: bronze topic rows, for the simulated splits (``split_topic_rows``)."""
-    plan = slot_plan(runs, min(len(runs), spark.sparkContext.defaultParallelism), lambda r: run_cost(r, config))
-    slots = spread_keys(spark, len(plan)) if plan else []
-    by_slot = dict(zip(slots, plan))
+                  config: PulsarConfig | ClusterConfigs, runs: Runs, topic_stats: DataFrame | None = None) -> DataFrame:
+    """Every run on every cluster's history, under the cluster's own configuration: cycle rows (``kind = 'cycle'``)
+    and one summary row each. ``runs``: the runs, or a function of a cluster's configuration that gives its runs
+    (a sweep starts from the cluster's own values). ``topic_stats``: bronze topic rows, for the simulated splits
+    (``split_topic_rows``)."""
+    configs, cores = ClusterConfigs.of_any(config), spark.sparkContext.defaultParallelism
+    plans = {}
+    for cluster in (None, *configs):
+        c = configs.of(cluster)
+        todo = _runs_of(runs, c)
+        plans[cluster] = slot_plan(todo, min(len(todo), cores), lambda r, c=c: run_cost(r, c))
+    n = max(len(p) for p in plans.values())
+    slots = spread_keys(spark, n) if n else []
+    index = {k: i for i, k in enumerate(slots)}
     rows = (broker_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BROKER_COLS)
             .withColumn("kind", F.lit("broker"))
             .unionByName(bundle_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BUNDLE_COLS)
@@ -144,7 +164,11 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     slot_df = spark.createDataFrame([(k,) for k in slots], "_slot int")
     groups = rows.crossJoin(F.broadcast(slot_df)).repartition(max(1, len(slots)), "_slot")
     return groups.groupBy("_slot", "cluster").applyInPandas(
-        lambda pdf: _simulate_slot(pdf, config, by_slot[int(pdf["_slot"].iloc[0])]), OUTPUT_SCHEMA)
+        lambda pdf: _simulate_slot(pdf, configs, plans, index[int(pdf["_slot"].iloc[0])]), OUTPUT_SCHEMA)
+
+
+def _runs_of(runs: Runs, config: PulsarConfig) -> list[dict]:
+    return runs(config) if callable(runs) else runs
 
 
 def run_cost(run: dict, config: PulsarConfig) -> float:
@@ -190,13 +214,14 @@ RECOMMENDATION_SCHEMA = ("cluster string, snapshot_date string, strategy string,
                          "broker_conf string, commands string")
 
 
-def recommendations(runs: DataFrame, config: PulsarConfig) -> pd.DataFrame:
-    """Per cluster, from the (small) runs table: the recommended strategy and values, why, and the commands."""
+def recommendations(runs: DataFrame, config: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
+    """Per cluster, from the (small) runs table: the recommended strategy and values against the cluster's own
+    configuration, why, and the commands."""
     out = []
     pdf = runs.toPandas()
     for (cluster, day), group in pdf.groupby(["cluster", "snapshot_date"]):
         rows = [{**r, "params": json.loads(r["params"])} for r in group.to_dict("records")]
-        rec = recommend_from_runs(rows, config)
+        rec = recommend_from_runs(rows, ClusterConfigs.of_any(config).of(cluster))
         out.append({"cluster": cluster, "snapshot_date": day, "strategy": rec["strategy"],
                     "params": json.dumps(rec["params"], sort_keys=True), "rationale": rec["rationale"],
                     "broker_conf": rec["broker_conf"], "commands": "\n".join(rec["commands"])})

@@ -1,0 +1,133 @@
+"""Two clusters in one landing, configured differently: each is replayed, simulated and judged under its own
+configuration. (Every replay once took the configuration of whichever cluster's snapshot came last.)"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from pyspark.sql import functions as F
+
+from lb_pipeline.model.cluster_configs import ClusterConfigs
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.transforms.config import cluster_configs, per_cluster
+from tests.conftest import DEMO_DAY
+
+pytestmark = pytest.mark.spark
+
+TWIN = "twin-cluster"
+LOW = {"loadBalancerBrokerOverloadedThresholdPercentage": "40", "loadBalancerBrokerThresholdShedderPercentage": "2"}
+
+
+def _at(hour: int) -> datetime:
+    return datetime(2026, 1, 15, hour, tzinfo=timezone.utc)
+
+
+def test_each_cluster_gets_its_leaders_config_as_of_its_own_last_snapshot(spark):
+    snapshots = spark.createDataFrame(
+        [("a", _at(1), "a-1", "4.0.8"), ("a", _at(2), "a-2", "4.0.8"), ("b", _at(3), "b-1", "4.0.7")],
+        "cluster string, snapshot_ts timestamp, leader string, pulsar_version string")
+    config = spark.createDataFrame(
+        [("a", _at(1), "runtime:a-1", "loadBalancerBrokerOverloadedThresholdPercentage", "60"),  # an older snapshot
+         ("a", _at(2), "runtime:a-2", "loadBalancerBrokerOverloadedThresholdPercentage", "70"),
+         ("a", _at(2), "runtime:a-1", "loadBalancerBrokerOverloadedThresholdPercentage", "99"),  # not the leader
+         ("a", _at(2), "dynamic", "loadBalancerSheddingGracePeriodMinutes", "5"),
+         ("b", _at(3), "runtime:b-1", "loadBalancerSheddingGracePeriodMinutes", "45")],
+        "cluster string, snapshot_ts timestamp, source string, key string, value string")
+    configs = cluster_configs(config, snapshots)
+    assert list(configs) == ["a", "b"]
+    a, b = configs["a"], configs["b"]
+    assert a.get_int("loadBalancerBrokerOverloadedThresholdPercentage") == 70
+    assert a.get_int("loadBalancerSheddingGracePeriodMinutes") == 5 and a.profile == "pulsar-4.0"
+    assert b.get_int("loadBalancerBrokerOverloadedThresholdPercentage") == 85  # b left it at Pulsar's default
+    assert b.get_int("loadBalancerSheddingGracePeriodMinutes") == 45 and b.profile == "pulsar-4.0.7"
+    assert configs.of("not-landed") is configs.default is b  # the night's latest snapshot is b's
+
+    rows = spark.createDataFrame([("a",), ("b",), ("c",)], "cluster string")
+    grace = rows.select("cluster", per_cluster(configs, lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"))
+                        .alias("grace")).collect()
+    assert {r["cluster"]: r["grace"] for r in grace} == {"a": 5, "b": 45, "c": 45}
+    one = rows.select(per_cluster(PulsarConfig(), lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"))).collect()
+    assert {r[0] for r in one} == {30}  # one configuration for every cluster: Pulsar's default grace period
+
+
+def _with_twin(df):
+    """``df`` and a copy of its rows under the twin cluster's name."""
+    return df.unionByName(df.withColumn("cluster", F.lit(TWIN)))
+
+
+def _rows(df, cluster: str, *order: str) -> list[tuple]:
+    return [tuple(r) for r in df.where(F.col("cluster") == cluster).drop("cluster").orderBy(*order).collect()]
+
+
+def test_the_shedding_replay_runs_each_cluster_under_its_own_configuration(lake, spark):
+    from lb_pipeline.transforms import gold, silver
+
+    def read(layer, table, twin=True):
+        df = lake.read(spark, layer, table, DEMO_DAY)
+        return _with_twin(df) if twin else df
+
+    demo = cluster_configs(read("bronze", "config", False), read("bronze", "snapshots", False)).default
+    low = demo.overridden(**LOW)
+
+    def replay(config, twin=True):
+        return gold.shedding_decisions(
+            read("bronze", "broker_reports", twin), read("bronze", "bundle_reports", twin),
+            read("silver", "bundle_time_averages", twin), read("bronze", "ownership", twin),
+            silver.layouts(read("bronze", "namespaces", twin), read("bronze", "ownership", twin)),
+            read("bronze", "config", twin), read("bronze", "failure_domains", twin), config)
+
+    both = replay(ClusterConfigs({"demo-cluster": demo, TWIN: low}, demo)).cache()
+    order = ("snapshot_ts", "strategy", "bundle")
+    tonight = _rows(lake.read(spark, "gold", "shedding_decisions", DEMO_DAY), "demo-cluster", *order)
+    assert _rows(both, "demo-cluster", *order) == tonight  # the demo cluster as the nightly run replayed it
+    twin = _rows(both, TWIN, *order)
+    assert len(twin) > len(tonight)  # a 40 % overload threshold and a 2 % band unload more
+    alone = replay(low, twin=False)  # the demo cluster's rows under the twin's configuration
+    assert twin == _rows(alone, "demo-cluster", *order)
+    both.unpersist()
+
+
+def test_the_simulation_and_its_recommendation_use_each_clusters_configuration(lake, spark):
+    from lb_pipeline.simulation.sweep import run_list
+    from lb_pipeline.transforms import simulation as sim
+
+    def read(layer, table):
+        return _with_twin(lake.read(spark, layer, table, DEMO_DAY))
+
+    demo = cluster_configs(lake.read(spark, "bronze", "config", DEMO_DAY),
+                           lake.read(spark, "bronze", "snapshots", DEMO_DAY)).default
+    configs = ClusterConfigs({"demo-cluster": demo, TWIN: demo.overridden(**LOW)}, demo)
+
+    def runs(config):
+        return [r for r in run_list(config) if r["strategy"] in ("no-balancing", "OverloadShedder")]
+
+    policies = sim.policy_rows(*(read("bronze", t) for t in ("ownership", "namespaces", "config", "failure_domains")))
+    result = sim.runs_table(sim.simulate_runs(spark, read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
+                                              read("gold", "load_model"), policies, configs, runs,
+                                              read("bronze", "topic_stats")))
+    figures = {(r.cluster, r.strategy): (r.unloads, r.overloaded_broker_minutes) for r in result.collect()}
+    tonight = {r.strategy: (r.unloads, r.overloaded_broker_minutes)
+               for r in lake.read(spark, "gold", "simulation_runs", DEMO_DAY).collect()}
+    for strategy in ("no-balancing", "OverloadShedder"):
+        assert figures[("demo-cluster", strategy)] == tonight[strategy]
+    # under a 40 % threshold more of the same traffic counts as overloaded, and OverloadShedder moves more
+    assert figures[(TWIN, "no-balancing")][1] > tonight["no-balancing"][1]
+    assert figures[(TWIN, "OverloadShedder")][0] > tonight["OverloadShedder"][0]
+
+
+def test_each_cluster_is_told_only_the_settings_its_own_configuration_lacks(lake, spark):
+    from lb_pipeline.simulation.sweep import settings_for
+    from lb_pipeline.transforms import simulation as sim
+
+    runs = lake.read(spark, "gold", "simulation_runs", DEMO_DAY)
+    demo = cluster_configs(lake.read(spark, "bronze", "config", DEMO_DAY),
+                           lake.read(spark, "bronze", "snapshots", DEMO_DAY)).default
+    alone = sim.recommendations(runs, demo).iloc[0]
+    assert alone["broker_conf"]  # the demo cluster is told to change something
+    # the twin already runs what the demo cluster is told to run
+    twin = demo.overridden(**settings_for(alone["strategy"], json.loads(alone["params"]), demo))
+    both = sim.recommendations(_with_twin(runs), ClusterConfigs({"demo-cluster": demo, TWIN: twin}, demo)).set_index("cluster")
+    assert both.loc["demo-cluster", "broker_conf"] == alone["broker_conf"]
+    assert both.loc[TWIN, "strategy"] == alone["strategy"] and both.loc[TWIN, "broker_conf"] == ""
