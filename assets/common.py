@@ -1,7 +1,10 @@
 """Shared by the stage modules: lake keys, the partition's effective Pulsar config, asset options, and the
 write-then-describe step every table asset ends with."""
 
+import os
+
 import dagster as dg
+from py4j.protocol import Py4JJavaError
 
 from assets.partitions import daily
 from lb_pipeline.transforms.config import cluster_configs, effective_config
@@ -11,10 +14,25 @@ def key(layer: str, name: str) -> dg.AssetKey:
     return dg.AssetKey([layer, name])
 
 
+_CONFIGS: dict[tuple, object] = {}  # (lake, day, profile, versions of bronze/config and bronze/snapshots) → configs
+
+
 def day_configs(session, lake, day: str):
     """Each cluster's effective Pulsar configuration on the day (as of its last snapshot): a landing may hold
-    clusters configured differently, and each is replayed and judged under its own."""
-    return cluster_configs(*(lake.read(session, "bronze", t, day) for t in ("config", "snapshots")))
+    clusters configured differently, and each is replayed and judged under its own. Read once per version of the two
+    bronze tables it comes from: ten assets of a night ask, and each read is four Spark jobs."""
+    try:
+        versions = tuple(lake.version(session, "bronze", t) for t in ("config", "snapshots"))
+    except (ValueError, Py4JJavaError):  # a table not written yet: nothing to remember it by
+        versions = None
+    key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"), versions)
+    if versions is None or key not in _CONFIGS:
+        configs = cluster_configs(*(lake.read(session, "bronze", t, day) for t in ("config", "snapshots")))
+        if versions is None:
+            return configs
+        _CONFIGS.clear()  # only the latest night is asked for again
+        _CONFIGS[key] = configs
+    return _CONFIGS[key]
 
 
 def day_config(session, lake, day: str, cluster: str):

@@ -131,3 +131,27 @@ def test_each_cluster_is_told_only_the_settings_its_own_configuration_lacks(lake
     both = sim.recommendations(_with_twin(runs), ClusterConfigs({"demo-cluster": demo, TWIN: twin}, demo)).set_index("cluster")
     assert both.loc["demo-cluster", "broker_conf"] == alone["broker_conf"]
     assert both.loc[TWIN, "strategy"] == alone["strategy"] and both.loc[TWIN, "broker_conf"] == ""
+
+
+def test_the_assets_read_the_configurations_once_per_version_of_the_bronze_tables(spark, tmp_path):
+    from assets.common import day_configs
+    from lb_pipeline.spark.lake import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    key = "loadBalancerBrokerOverloadedThresholdPercentage"
+
+    def land(threshold: str):
+        lake.write_partition(spark.createDataFrame(
+            [("a", _at(1), "a-1", "4.0.8", DEMO_DAY)],
+            "cluster string, snapshot_ts timestamp, leader string, pulsar_version string, snapshot_date string"),
+            "bronze", "snapshots", DEMO_DAY)
+        lake.write_partition(spark.createDataFrame(
+            [("a", _at(1), "runtime:a-1", key, threshold, DEMO_DAY)],
+            "cluster string, snapshot_ts timestamp, source string, key string, value string, snapshot_date string"),
+            "bronze", "config", DEMO_DAY)
+
+    land("70")
+    first = day_configs(spark, lake, DEMO_DAY)
+    assert first["a"].get_int(key) == 70 and day_configs(spark, lake, DEMO_DAY) is first  # asked again: not read again
+    land("60")  # the night ingested again, the leader's value changed
+    assert day_configs(spark, lake, DEMO_DAY)["a"].get_int(key) == 60
