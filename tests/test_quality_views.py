@@ -138,3 +138,29 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
     conservation = _failure(summary, "total_load_change")
     assert {r["strategy"] for r in conservation.rows} == {"Test-ghost", "Test-twice"}
     assert min(conservation.unexpected_values) < 0 < max(conservation.unexpected_values)
+
+
+def test_a_run_of_no_cycle_must_say_why_and_only_warns_that_the_night_was_not_simulated(spark, lake):
+    import pandas as pd
+
+    from lb_pipeline.transforms.simulation import NOT_SIMULATED
+
+    picked = {}
+
+    def corrupt(pdf):
+        pdf = pdf.copy()
+        picked["lost"] = pdf.at[0, "run_id"]
+        pdf.at[0, "cycles"] = pdf.at[0, "cycles"] + 1  # one cycle more than the time series holds
+        unsimulated = {**pdf.iloc[1].to_dict(), "cycles": 0, "usage_std_mean": None}
+        extra = pd.DataFrame([{**unsimulated, "run_id": "Test-one-snapshot",
+                               "notes": NOT_SIMULATED + "the history needs two snapshots or more"},
+                              {**unsimulated, "run_id": "Test-silent", "notes": ""}], columns=pdf.columns)
+        return pd.concat([pdf, extra], ignore_index=True)
+
+    read = _reader(lake, spark, gold__simulation_runs=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.simulation_runs(read), "gold.simulation_runs")
+    assert [r["run_id"] for r in _failure(summary, "simulated_or_says_why").rows] == ["Test-silent"]
+    assert [r["run_id"] for r in _failure(summary, "all_cycles_written").rows] == [picked["lost"]]
+    (cycles,) = [f for f in summary.failures if f.column == "cycles"]
+    assert cycles.severity == "warning" and sorted(r["run_id"] for r in cycles.rows) == ["Test-one-snapshot", "Test-silent"]
+    assert {f.column for f in summary.failures} == {"simulated_or_says_why", "all_cycles_written", "cycles"}

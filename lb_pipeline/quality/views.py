@@ -14,6 +14,7 @@ from pyspark.sql.window import Window
 
 from lb_pipeline.model import topic_stats
 from lb_pipeline.transforms.config import cluster_configs, per_cluster
+from lb_pipeline.transforms.simulation import NOT_SIMULATED
 from lb_pipeline.transforms.silver import bundle_bounds, hex_to_long, layouts
 
 Read = Callable[[str, str], DataFrame]
@@ -154,10 +155,15 @@ def simulation_timeseries(read: Read) -> DataFrame:
 
 
 def simulation_runs(read: Read) -> DataFrame:
+    """Every simulated cycle is in the time series, and a run of no cycle says why (a history of one snapshot cannot
+    be simulated: a fact about the night, which the suite warns of, not a broken simulation)."""
     keys = ["cluster", "snapshot_date", "run_id"]
     written = read("gold", "simulation_timeseries").groupBy(*keys).agg(F.count("*").alias("cycles_written"))
     return (read("gold", "simulation_runs").join(written, keys, "left")
-            .withColumn("all_cycles_written", F.coalesce(F.col("cycles_written") == F.col("cycles"), F.lit(False))))
+            .withColumn("all_cycles_written",
+                        F.coalesce(F.coalesce("cycles_written", F.lit(0)) == F.col("cycles"), F.lit(False)))
+            .withColumn("simulated_or_says_why", F.coalesce((F.col("cycles") >= 1)
+                                                            | F.col("notes").startswith(NOT_SIMULATED), F.lit(False))))
 
 
 def capacity_forecast(read: Read) -> DataFrame:

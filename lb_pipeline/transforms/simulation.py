@@ -49,6 +49,7 @@ CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles
          "unloads int, placements int, reconnections long, rate_recorded double, rate_served double, "
          "unowned_bundles int, balanced boolean")
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}"
+NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not be simulated, before the reason
 Runs = list[dict] | Callable[[PulsarConfig], list[dict]]
 _TOTALS = {"unloads": "unloads_total", "placements": "placements_total", "reconnections": "reconnections_total"}
 _BROKER_COLS = ["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "start_timestamp_ms",
@@ -94,7 +95,7 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     try:
         history = build_history(cluster, brokers, bundles, gaps="longest")
     except ValueError as exc:  # a history too broken to simulate: say so in each run's row, the night goes on
-        return _frame(pd.DataFrame([{**k, "kind": "run", "cycles": 0, "notes": f"not simulated: {exc}"} for k in keys]))
+        return _frame(pd.DataFrame([{**k, "kind": "run", "cycles": 0, "notes": f"{NOT_SIMULATED}{exc}"} for k in keys]))
     model = LoadModel.from_table(pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS], history.brokers)
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     profiles = TopicProfiles(history, pdf[pdf["kind"] == "topic"])
