@@ -90,10 +90,14 @@ def test_a_history_too_broken_to_simulate_says_so_in_each_runs_row():
     one_snapshot = pd.DataFrame([{"cluster": "c", "snapshot_date": DEMO_DAY, "kind": "broker", "broker": "b1",
                                   "snapshot_ts": pd.Timestamp(f"{DEMO_DAY} 00:00", tz="UTC")}])
     runs = run_list(PulsarConfig())[:2]
-    out = _simulate_slot(one_snapshot, ClusterConfigs.of_any(PulsarConfig()), {None: [runs]}, 0)
+    configs = ClusterConfigs.of_any(PulsarConfig())
+    out = _simulate_slot(one_snapshot, configs, {None: [runs]}, 0)
     assert list(out.columns) == _names(OUTPUT_SCHEMA)
     assert out["run_id"].tolist() == [r["run_id"] for r in runs] and set(out["kind"]) == {"run"}
     assert out["notes"].str.startswith("not simulated: cluster 'c': the history needs two snapshots").all()
+    # a cluster whose runs fill fewer slots than another's: its spare slot emits nothing
+    assert _simulate_slot(one_snapshot, configs, {None: [runs]}, 1).columns.tolist() == _names(OUTPUT_SCHEMA)
+    assert _simulate_slot(one_snapshot, configs, {None: [runs]}, 1).empty
 
 
 @pytest.mark.parametrize("n", [1, 7, 62])
