@@ -152,10 +152,9 @@ def test_a_run_of_no_cycle_must_say_why_and_only_warns_that_the_night_was_not_si
         picked["lost"] = pdf.at[0, "run_id"]
         pdf.at[0, "cycles"] = pdf.at[0, "cycles"] + 1  # one cycle more than the time series holds
         unsimulated = {**pdf.iloc[1].to_dict(), "cycles": 0, "usage_std_mean": None}
-        extra = pd.DataFrame([{**unsimulated, "run_id": "Test-one-snapshot",
-                               "notes": NOT_SIMULATED + "the history needs two snapshots or more"},
-                              {**unsimulated, "run_id": "Test-silent", "notes": ""}], columns=pdf.columns)
-        return pd.concat([pdf, extra], ignore_index=True)
+        extra = [{**unsimulated, "run_id": "Test-one-snapshot", "notes": NOT_SIMULATED + "the history needs two snapshots"},
+                 {**unsimulated, "run_id": "Test-silent", "notes": ""}]
+        return pd.DataFrame(pdf.to_dict("records") + extra, columns=pdf.columns)
 
     read = _reader(lake, spark, gold__simulation_runs=lambda df: _replace(spark, df, corrupt))
     summary = validate(views.simulation_runs(read), "gold.simulation_runs")
