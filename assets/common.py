@@ -4,7 +4,6 @@ write-then-describe step every table asset ends with."""
 import os
 
 import dagster as dg
-from py4j.protocol import Py4JJavaError
 
 from assets.partitions import daily
 from lb_pipeline.transforms.config import cluster_configs, effective_config
@@ -21,17 +20,11 @@ def day_configs(session, lake, day: str):
     """Each cluster's effective Pulsar configuration on the day (as of its last snapshot): a landing may hold
     clusters configured differently, and each is replayed and judged under its own. Read once per version of the two
     bronze tables it comes from: ten assets of a night ask, and each read is four Spark jobs."""
-    try:
-        versions = tuple(lake.version(session, "bronze", t) for t in ("config", "snapshots"))
-    except (ValueError, Py4JJavaError):  # a table not written yet: nothing to remember it by
-        versions = None
-    key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"), versions)
-    if versions is None or key not in _CONFIGS:
-        configs = cluster_configs(*(lake.read(session, "bronze", t, day) for t in ("config", "snapshots")))
-        if versions is None:
-            return configs
+    key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"),
+           *(lake.version(session, "bronze", t) for t in ("config", "snapshots")))
+    if key not in _CONFIGS:
         _CONFIGS.clear()  # only the latest night is asked for again
-        _CONFIGS[key] = configs
+        _CONFIGS[key] = cluster_configs(*(lake.read(session, "bronze", t, day) for t in ("config", "snapshots")))
     return _CONFIGS[key]
 
 
