@@ -6,7 +6,7 @@ import os
 import dagster as dg
 
 from assets.partitions import daily
-from lb_pipeline.transforms.config import cluster_configs, effective_config
+from lb_pipeline.transforms.config import cluster_configs
 
 
 def key(layer: str, name: str) -> dg.AssetKey:
@@ -17,8 +17,8 @@ _CONFIGS: dict[tuple, object] = {}  # (lake, day, profile, versions of bronze/co
 
 
 def day_configs(session, lake, day: str):
-    """Each cluster's effective Pulsar configuration on the day (as of its last snapshot): a landing may hold
-    clusters configured differently, and each is replayed and judged under its own. Read once per version of the two
+    """Each cluster's effective Pulsar configuration on the day, snapshot by snapshot: a landing may hold clusters
+    configured differently, and each is replayed and judged under its own, as it was at each snapshot. Read once per version of the two
     bronze tables it comes from: ten assets of a night ask, and each read is four Spark jobs."""
     key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"),
            *(lake.version(session, "bronze", t) for t in ("config", "snapshots")))
@@ -29,10 +29,10 @@ def day_configs(session, lake, day: str):
 
 
 def day_config(session, lake, day: str, cluster: str):
-    """``cluster``'s effective Pulsar configuration on the day (the profile's defaults if none of its snapshots
-    landed)."""
+    """``cluster``'s effective Pulsar configurations on the day (the profile's defaults if none of its snapshots
+    landed, not another cluster's)."""
     config, snapshots = (lake.read(session, "bronze", t, day) for t in ("config", "snapshots"))
-    return effective_config(*(df.where(df["cluster"] == cluster) for df in (config, snapshots)))
+    return cluster_configs(*(df.where(df["cluster"] == cluster) for df in (config, snapshots)))
 
 
 def options(group: str) -> dict:

@@ -4,7 +4,7 @@ import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
-from lb_pipeline.transforms import gold, silver
+from lb_pipeline.transforms import anti_affinity, gold, silver
 
 
 @dg.asset(key=["gold", "shedding_decisions"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
@@ -32,8 +32,8 @@ def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, 
 def anti_affinity_audit(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Anti-affinity groups whose namespaces are unevenly spread across brokers or failure domains."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    df = gold.anti_affinity_audit(lk.read(s, "bronze", "ownership", day), lk.read(s, "bronze", "namespaces", day),
-                                  lk.read(s, "bronze", "failure_domains", day), lk.read(s, "bronze", "snapshots", day))
+    df = anti_affinity.anti_affinity_audit(*(lk.read(s, "bronze", t, day)
+                                             for t in ("ownership", "namespaces", "failure_domains", "snapshots")))
     return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "anti_affinity_audit", day)[1])
 
 

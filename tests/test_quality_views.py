@@ -117,9 +117,8 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
         picked.update(bundle=base["bundle"], later=later)
         return pd.DataFrame(rows, columns=pdf.columns)  # only these: the real ones may repeat within 600 minutes
 
-    def long_grace(config):  # a dynamic override, as `pulsar-admin brokers update-dynamic-config` would set
-        latest = config.agg(F.max("snapshot_ts")).first()[0]
-        row = config.where(F.col("snapshot_ts") == latest).limit(1)
+    def long_grace(config):  # a dynamic override set before the night, as `brokers update-dynamic-config` would
+        row = config.dropDuplicates(["cluster", "snapshot_ts"])  # in every snapshot: each is judged under its own
         override = row.withColumn("source", F.lit("dynamic")).withColumn(
             "key", F.lit("loadBalancerSheddingGracePeriodMinutes")).withColumn("value", F.lit("600"))
         return config.where(~((F.col("source") == "dynamic") & (F.col("key") == "loadBalancerSheddingGracePeriodMinutes"))

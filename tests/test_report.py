@@ -18,6 +18,7 @@ def _context(**over):
     ctx = {
         "cluster": f"c{EVIL}", "day": DEMO_DAY, "latest": "x", "snapshot_count": 1, "broker_count": 1,
         "strategy": "ThresholdShedder", "algorithm": "range_equally_divide", "grace_minutes": 30, "profile": "pulsar-4.0",
+        "config_changes": [],
         "actions": {"splits": [], "unloads": [{"bundle": f"t/ns/{EVIL}", "source": "b1", "destination": "b2", "why": "w",
                                                "command": f"pulsar-admin namespaces unload 't/ns' --bundle '{EVIL}'"}]},
         "heat": {"rows": HeatRows([f"b{EVIL}"], [f"calm{EVIL}"], 0.85, 0.10), "times": ["00:00"],

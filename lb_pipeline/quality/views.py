@@ -136,7 +136,7 @@ def shedding_decisions(read: Read) -> DataFrame:
     # Pulsar purges recently-unloaded bundles older than the grace period before each cycle (ModularLoadManagerImpl,
     # UnloadScheduler): unloading the same bundle again is allowed only once more than the grace period has passed
     grace_minutes = per_cluster(cluster_configs(read("bronze", "config"), read("bronze", "snapshots")),
-                                lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"))
+                                lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"), ts="snapshot_ts")
     previous = F.lag("snapshot_ts").over(Window.partitionBy("cluster", "strategy", "bundle").orderBy("snapshot_ts"))
     minutes_since = (F.unix_millis("snapshot_ts") - F.unix_millis(previous)) / 60_000.0
     return (df.join(owned, [*KEYS, "broker", "bundle"], "left").fillna({"source_owns_bundle": False})

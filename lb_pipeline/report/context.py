@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.splits import automatic_algorithm
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
@@ -62,7 +63,7 @@ def night_clusters(spark, lake, day: str) -> list[str]:
     return sorted(found) or ["unknown"]
 
 
-def build_context(spark, lake, day: str, cluster: str, config: PulsarConfig, run_id: str = "") -> dict:
+def build_context(spark, lake, day: str, cluster: str, config: PulsarConfig | ClusterConfigs, run_id: str = "") -> dict:
     """Everything the nightly report of ``cluster`` shows (its rows of every table, and the rows of no cluster: a
     file outside any cluster folder). Its few dozen small queries wait for nothing but the night's last snapshot,
     so they run four at a time, each one's planning, Delta log and scheduling overlapping the others': one at a
@@ -70,10 +71,10 @@ def build_context(spark, lake, day: str, cluster: str, config: PulsarConfig, run
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="report") as pool:
-        return _context(pool.submit, spark, lake, day, cluster, config, run_id)
+        return _context(pool.submit, spark, lake, day, cluster, ClusterConfigs.of_any(config), run_id)
 
 
-def _context(soon, spark, lake, day: str, cluster: str, config: PulsarConfig, run_id: str) -> dict:
+def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs, run_id: str) -> dict:
     def read(layer, table):
         if not lake.exists(spark, layer, table):
             return None
@@ -83,6 +84,7 @@ def _context(soon, spark, lake, day: str, cluster: str, config: PulsarConfig, ru
     def rows_soon(df):
         return soon(_rows, df) if df is not None else _done([])
 
+    config = configs.of(cluster)  # the current one: what the report recommends starts from it
     strategy = config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
     algorithm = automatic_algorithm(config)  # the one Pulsar splits with
     grace = config.get_int("loadBalancerSheddingGracePeriodMinutes")
@@ -92,7 +94,7 @@ def _context(soon, spark, lake, day: str, cluster: str, config: PulsarConfig, ru
     layouts = silver.layouts(namespaces, ownership) if namespaces is not None and ownership is not None else None
     topic_bundle, quarantine = read("silver", "topic_bundle"), read("bronze", "quarantine")
     # the queries that do not need the last snapshot, started first (the replay's accuracy is the longest)
-    accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, strategy)
+    accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, configs, cluster)
     simulation = soon(simulation_context, read)
     heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage") if usage is not None else None)
     summary_soon = rows_soon(read("gold", "broker_load_summary"))
@@ -199,6 +201,7 @@ def _context(soon, spark, lake, day: str, cluster: str, config: PulsarConfig, ru
         "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
         "snapshot_count": len(snap_rows), "broker_count": len(snap_rows[-1]["brokers"]) if snap_rows else 0,
         "strategy": strategy, "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
+        "config_changes": trust.config_changes(configs, cluster),
         "actions": actions, "heat": {"rows": heat_rows, "times": [t.strftime("%H:%M") for t in times],
                                      "values": heat_values},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap.result(),

@@ -4,17 +4,21 @@
   machine twice); brokers whose usage never leaves 100 % are saturated or misreport a limit (a wrong NIC speed:
   ``loadBalancerOverrideBrokerNicSpeedGbps``);
 * inputs that were approximated (the leader's bundle averages, when the snapshots do not carry them);
-* how the replay of the configured strategy compares with the ownership changes the snapshots recorded.
+* how the replay of the configured strategy compares with the ownership changes the snapshots recorded;
+* how the configuration changed during the night (each snapshot is replayed under the one in force then).
 Spark aggregates; only small results reach the driver.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
 
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
+from lb_pipeline.transforms.config import changed, per_cluster
 
 
 def usage_notes(usage) -> list[str]:
@@ -66,12 +70,34 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
                    "from the true averages; OverloadShedder and ThresholdShedder are the least affected.")
 
 
-def replay_vs_recorded(ownership, layouts, decisions, strategy: str) -> dict | None:
-    """Precision and recall of the configured strategy's replay against the recorded ownership changes."""
+def _strategy(config) -> str:
+    return config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
+
+
+def _hhmm(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%H:%M UTC")
+
+
+def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, cluster: str) -> dict | None:
+    """Precision and recall of the configured strategy's replay against the recorded ownership changes: at each
+    snapshot, the strategy configured then."""
     if ownership is None or layouts is None or decisions is None:
         return None
-    result = replay_accuracy(decisions, recorded_moves(ownership, layouts), strategy)
+    names = [(ms, _strategy(c)) for ms, c in configs.changes(cluster)]
+    names = [n for i, n in enumerate(names) if i == 0 or n[1] != names[i - 1][1]]
+    label = names[0][1] + "".join(f", then {name} from {_hhmm(ms)}" for ms, name in names[1:])
+    result = replay_accuracy(decisions, recorded_moves(ownership, layouts),
+                             per_cluster(configs, _strategy, ts="snapshot_ts"), label)
     return result if result["predicted"] or result["moved"] else None
+
+
+def config_changes(configs: ClusterConfigs, cluster: str) -> list[dict]:
+    """Each change of the cluster's load-balancer configuration during the night: when, and key: before → after."""
+    out, history = [], configs.changes(cluster)
+    for (_, before), (ms, after) in zip(history, history[1:]):
+        out.append({"at": _hhmm(ms), "settings": [{"key": k, "before": b, "after": a}
+                                                   for k, (b, a) in changed(before, after).items()]})
+    return out
 
 
 def anti_affinity_groups(layouts, latest) -> int:

@@ -11,7 +11,7 @@ bundles by hand too, so recall counts every move and says so. All in Spark; only
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
@@ -37,8 +37,9 @@ def recorded_moves(ownership: DataFrame, layouts: DataFrame) -> DataFrame:
             .select("cluster", "snapshot_ts", "bundle", "broker", "next_broker"))
 
 
-def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str) -> dict:
-    """Precision and recall of ``strategy``'s replayed unloads against the recorded moves."""
+def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Column, label: str | None = None) -> dict:
+    """Precision and recall of ``strategy``'s replayed unloads against the recorded moves (``strategy``: a name, or
+    a column of the strategy configured at each row's snapshot, described by ``label``)."""
     predicted = decisions.where(F.col("strategy") == strategy).select(
         "cluster", "snapshot_ts", "bundle", "broker", F.col("destination").alias("predicted_destination"))
     # the last snapshot has no next one to confirm its predictions: none after the last recorded move's counts.
@@ -57,7 +58,7 @@ def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str) -> di
         F.sum((both & (F.col("next_broker") == F.col("predicted_destination"))).cast("int")).alias("destination_agrees"),
     ).collect()[0]
     predicted_n, moved, confirmed = int(r["predicted"] or 0), int(r["moved"] or 0), int(r["confirmed"] or 0)
-    return {"strategy": strategy, "predicted": predicted_n, "moved": moved, "confirmed": confirmed,
+    return {"strategy": label or strategy, "predicted": predicted_n, "moved": moved, "confirmed": confirmed,
             "destination_agrees": int(r["destination_agrees"] or 0),
             "precision": confirmed / predicted_n if predicted_n else None,
             "recall": confirmed / moved if moved else None}

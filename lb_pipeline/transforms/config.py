@@ -1,42 +1,68 @@
-"""The effective Pulsar configuration of a day, per cluster, read from bronze (config rows are few: safe to collect)."""
+"""The effective Pulsar configuration of a day, per cluster and snapshot, read from bronze (config rows are few:
+safe to collect)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
-from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
+from lb_pipeline.model.config import DEFAULT_PROFILE, LOAD_BALANCER_KEYS, PulsarConfig, config_from_snapshot
 from lb_pipeline.model.releases import profile_for
 
 
 def cluster_configs(config: DataFrame, snapshots: DataFrame, profile: str | None = None) -> ClusterConfigs:
-    """Per cluster: its leader's runtime config overlaid with the dynamic overrides, as of the cluster's latest
-    snapshot of the day, with the version profile ``profile`` (default: ``$LB_PULSAR_PROFILE``, else the one matching
-    the Pulsar version that snapshot's brokers report). ``default``, for rows of a cluster with no snapshot: the
-    configuration of the day's latest snapshot of any cluster."""
-    newest = Window.partitionBy("cluster").orderBy(F.col("snapshot_ts").desc())
-    latest = (snapshots.select("cluster", "snapshot_ts", "leader", "pulsar_version")
-              .withColumn("_n", F.row_number().over(newest)).where("_n = 1").drop("_n").collect())
+    """Per cluster and snapshot: its leader's runtime config overlaid with the dynamic overrides, with the version
+    profile ``profile`` (default: ``$LB_PULSAR_PROFILE``, else the one matching the Pulsar version the snapshot's
+    brokers report). Each cluster's current configuration is its last snapshot's; its history keeps a snapshot's
+    configuration where it differs from the one before. A snapshot without its leader's runtime config (not
+    collected, or quarantined) keeps the runtime values of the cluster's nearest snapshot that has them: a lost file
+    is no change of configuration. ``default``, for rows of a cluster with no snapshot: the configuration of the
+    day's latest snapshot of any cluster."""
+    snaps = (snapshots.where(F.col("cluster").isNotNull() & F.col("snapshot_ts").isNotNull())
+             .select("cluster", "snapshot_ts", F.unix_millis("snapshot_ts").alias("ms"), "leader", "pulsar_version"))
+    shots = sorted(snaps.drop("snapshot_ts").collect(), key=lambda s: (s["cluster"], s["ms"]))
     profile = profile or os.environ.get("LB_PULSAR_PROFILE")
-    if not latest:
+    if not shots:
         return ClusterConfigs({}, PulsarConfig(profile=profile or DEFAULT_PROFILE))
-    wanted = F.lit(False)
-    for s in latest:
-        wanted = wanted | ((F.col("cluster") == s["cluster"]) & (F.col("snapshot_ts") == F.lit(s["snapshot_ts"]))
-                           & F.col("source").isin("dynamic", f"runtime:{s['leader']}"))
-    values: dict[str, tuple[dict, dict]] = {s["cluster"]: ({}, {}) for s in latest}
-    for r in config.where(wanted).select("cluster", "source", "key", "value").collect():
-        runtime, dynamic = values[r["cluster"]]
-        (dynamic if r["source"] == "dynamic" else runtime)[r["key"]] = r["value"]
-    by_cluster = {s["cluster"]: config_from_snapshot(*values[s["cluster"]],
-                                                     profile or profile_for(s["pulsar_version"], DEFAULT_PROFILE))
-                  for s in latest}
-    last = max(latest, key=lambda s: (s["snapshot_ts"], s["cluster"]))
-    return ClusterConfigs(by_cluster, by_cluster[last["cluster"]])
+    rows = (config.join(F.broadcast(snaps), ["cluster", "snapshot_ts"])
+            .where((F.col("source") == "dynamic") | (F.col("source") == F.concat(F.lit("runtime:"), F.col("leader"))))
+            .select("cluster", "ms", "source", "key", "value").collect())
+    runtime: dict[tuple, dict] = {}  # (cluster, snapshot ms) → key → value
+    dynamic: dict[tuple, dict] = {}
+    for r in rows:
+        into = dynamic if r["source"] == "dynamic" else runtime
+        into.setdefault((r["cluster"], r["ms"]), {})[r["key"]] = r["value"]
+    history: dict[str, list] = {}
+    for cluster in sorted({s["cluster"] for s in shots}):
+        mine = [s for s in shots if s["cluster"] == cluster]
+        known = [runtime[(cluster, s["ms"])] for s in mine if (cluster, s["ms"]) in runtime]
+        carried = known[0] if known else {}
+        changes, last = [], None
+        for s in mine:
+            carried = runtime.get((cluster, s["ms"]), carried)
+            c = config_from_snapshot(carried, dynamic.get((cluster, s["ms"]), {}),
+                                     profile or profile_for(s["pulsar_version"], DEFAULT_PROFILE))
+            if last is None or changed(last, c):
+                changes.append((s["ms"], c))
+                last = c
+        history[cluster] = changes
+    newest = max(shots, key=lambda s: (s["ms"], s["cluster"]))
+    current = {cluster: changes[-1][1] for cluster, changes in history.items()}
+    return ClusterConfigs(current, current[newest["cluster"]], history)
+
+
+def changed(before: PulsarConfig, after: PulsarConfig) -> dict[str, tuple[str, str]]:
+    """The load-balancer keys (and ``profile``) whose values differ: key → (before, after). The rest of a broker's
+    runtime config (addresses, ports, storage) differs from broker to broker, and a new leader is no change."""
+    out = {k: (before.get(k, ""), after.get(k, "")) for k in sorted(LOAD_BALANCER_KEYS)
+           if before.get(k) != after.get(k)}
+    if before.profile != after.profile:
+        out["profile"] = (before.profile, after.profile)
+    return out
 
 
 def effective_config(config: DataFrame, snapshots: DataFrame, profile: str | None = None) -> PulsarConfig:
@@ -45,11 +71,17 @@ def effective_config(config: DataFrame, snapshots: DataFrame, profile: str | Non
 
 
 def per_cluster(config: PulsarConfig | ClusterConfigs, value: Callable[[PulsarConfig], object],
-                cluster: str = "cluster") -> Column:
-    """``value`` of each row's cluster's configuration, as a literal column (one ``CASE`` over the clusters)."""
+                cluster: str = "cluster", ts: str | None = None) -> Column:
+    """``value`` of each row's cluster's configuration, as a literal column (one ``CASE`` over the clusters): its
+    current one, or with ``ts`` (a timestamp column) the one in force at the row's time."""
     configs = ClusterConfigs.of_any(config)
     expr = F.lit(value(configs.default))
     for name in configs:
-        v = value(configs[name])
-        expr = F.when(F.col(cluster) == F.lit(name), F.lit(v)).otherwise(expr)
+        changes = configs.changes(name) if ts else [(None, configs[name])]
+        first = value(changes[0][1])
+        mine, previous = F.lit(first), first
+        for ms, c in changes[1:]:
+            if (v := value(c)) != previous:  # the latest change at or before the row's time wins
+                mine, previous = F.when(F.unix_millis(F.col(ts)) >= F.lit(ms), F.lit(v)).otherwise(mine), v
+        expr = F.when(F.col(cluster) == F.lit(name), mine).otherwise(expr)
     return expr

@@ -15,7 +15,6 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
@@ -103,9 +102,14 @@ def _of(pdf: pd.DataFrame, kind: str, columns: list[str]) -> pd.DataFrame:
     return pdf.loc[pdf["kind"] == kind, columns]
 
 
-def _own(config: PulsarConfig | ClusterConfigs, pdf: pd.DataFrame) -> PulsarConfig:
-    """The configuration of the cluster a group's rows belong to (every group is of one cluster)."""
-    return ClusterConfigs.of_any(config).of(pdf["cluster"].iloc[0] if len(pdf) else None)
+def _ms(ts) -> int:
+    return int(pd.Timestamp(ts).timestamp() * 1000)
+
+
+def _at(config: PulsarConfig | ClusterConfigs, cluster: str | None, ts) -> PulsarConfig:
+    """The configuration in force on ``cluster`` at snapshot ``ts``: Pulsar's leader reads its live configuration
+    on every cycle, so a dynamic override set at noon applies from the first snapshot after it."""
+    return ClusterConfigs.of_any(config).at(cluster, _ms(ts))
 
 
 def _meta(pdf: pd.DataFrame, field: str, default: str):
@@ -123,17 +127,19 @@ SHEDDING_SCHEMA = (
 
 
 @collector_paused()  # 6.8 → 5.5 s of CPU for the day of preset M
-def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.DataFrame:
-    modular = {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
-    transfer, derived = TransferShedder(), DerivedLoadState()
+def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, seed: int) -> pd.DataFrame:
+    modular, transfer, derived = {}, TransferShedder(), DerivedLoadState()
     out = []
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
+        config = _at(configs, cluster, ts)
+        # built once, at the first snapshot (placement is not a dynamic setting); state carried across cycles
+        modular = modular or {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
         reports = _reports(_of(snap, "broker", _BROKER), _of(snap, "bundle", _BUNDLE))
         ownership = {r["bundle"]: r["broker"] for r in _meta(snap, "ownership", "[]")}
         groups = _meta(snap, "groups", "{}")
         isolation = {name: json.loads(policy) for name, policy in _meta(snap, "isolation", "{}").items()}
         load = LoadData(reports, _bundle_data(_of(snap, "average", _AVERAGE)))
-        now = int(pd.Timestamp(ts).timestamp() * 1000)
+        now = _ms(ts)
         state = ClusterState(list(reports), isolation_policies(isolation), groups, _meta(snap, "domains", "{}"))
         results = [(name, run.run_cycle(load, config, now, state)) for name, run in modular.items()]
         ext = derive_from_modular(reports, config, now, derived, groups, ownership)
@@ -149,24 +155,24 @@ def _replay_shedding(pdf: pd.DataFrame, config: PulsarConfig, seed: int) -> pd.D
     return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SHEDDING_SCHEMA.split(", ")])
 
 
-def _as_map(df: DataFrame, key: str, value: str, name: str) -> DataFrame:
+def as_map(df: DataFrame, key: str, value: str, name: str) -> DataFrame:
     """Per snapshot: one JSON object ``key → value`` (small per-snapshot maps travel as JSON)."""
     return df.groupBy(*KEYS).agg(F.to_json(F.map_from_entries(F.collect_list(F.struct(key, value)))).alias(name))
 
 
-def _ownership_and_groups(ownership: DataFrame, namespaces: DataFrame) -> DataFrame:
+def ownership_and_groups(ownership: DataFrame, namespaces: DataFrame) -> DataFrame:
     """Per snapshot: the ownership map and the anti-affinity groups, as JSON (small)."""
     own = ownership.groupBy(*KEYS).agg(F.to_json(F.collect_list(F.struct("bundle", "broker"))).alias("ownership"))
-    return own.join(_as_map(namespaces, "namespace", "anti_affinity_group", "groups"), KEYS, "full")
+    return own.join(as_map(namespaces, "namespace", "anti_affinity_group", "groups"), KEYS, "full")
 
 
 def cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame,
                       failure_domains: DataFrame) -> DataFrame:
     """Per snapshot: ownership, anti-affinity groups, isolation policies and failure domains, as JSON (small)."""
     isolation = config_rows.where(F.col("source") == ISOLATION_SOURCE)
-    return (_ownership_and_groups(ownership, namespaces)
-            .join(_as_map(isolation, "key", "value", "isolation"), KEYS, "left")
-            .join(_as_map(failure_domains, "broker", "domain", "domains"), KEYS, "left"))
+    return (ownership_and_groups(ownership, namespaces)
+            .join(as_map(isolation, "key", "value", "isolation"), KEYS, "left")
+            .join(as_map(failure_domains, "broker", "domain", "domains"), KEYS, "left"))
 
 
 def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
@@ -177,8 +183,7 @@ def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, tim
     the cluster's own configuration."""
     meta = cluster_policies(ownership, namespaces, config_rows, failure_domains)
     tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, meta)
-    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, _own(config, pdf), seed),
-                                                   SHEDDING_SCHEMA)
+    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
 
 
 SPLIT_TRIGGER_SCHEMA = (
@@ -188,18 +193,20 @@ SPLIT_TRIGGER_SCHEMA = (
 
 
 @collector_paused()  # 2.6 → 2.2 s
-def _replay_split_triggers(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
+def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
     strategies: dict[str, ExtensibleSplitStrategy] = {}
     out = []
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
+        config = _at(configs, cluster, ts)
         reports = _reports(_of(snap, "broker", _BROKER), _of(snap, "bundle", _BUNDLE))
         counts = _meta(snap, "counts", "{}")
         decisions = [("modular", d) for d in modular_split_candidates(reports, _bundle_data(_of(snap, "average", _AVERAGE)),
                                                                       counts, config)]
         for broker, report in reports.items():  # boundaries of the extensible path are computed in split_boundaries
-            strategy = strategies.setdefault(broker, ExtensibleSplitStrategy(config))
+            strategy = strategies.setdefault(broker, ExtensibleSplitStrategy())
             decisions += [("extensible", d) for d in strategy.find_bundles_to_split(
-                broker, report["lastStats"], counts, lambda b: split_boundary("range_equally_divide", b, [], config))]
+                broker, report["lastStats"], counts, lambda b: split_boundary("range_equally_divide", b, [], config),
+                config=config)]
         for trigger, d in decisions:
             out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "trigger": trigger,
                         "bundle": d.bundle, "broker": d.broker, "selected": d.selected, "reason": d.reason,
@@ -216,8 +223,7 @@ def split_triggers(broker_reports: DataFrame, bundle_reports: DataFrame, time_av
     counts = namespaces.groupBy(*KEYS).agg(
         F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "num_bundles")))).alias("counts"))
     tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, counts)
-    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, _own(config, pdf)),
-                                                   SPLIT_TRIGGER_SCHEMA)
+    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, config), SPLIT_TRIGGER_SCHEMA)
 
 
 SPLIT_SCHEMA = (
@@ -227,8 +233,9 @@ SPLIT_SCHEMA = (
 )
 
 
-def _boundaries_for_bundle(pdf: pd.DataFrame, config: PulsarConfig) -> pd.DataFrame:
+def _boundaries_for_bundle(pdf: pd.DataFrame, config: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
     first = pdf.iloc[0]
+    config = _at(config, first["cluster"], first["snapshot_ts"])
     ns, rng = first["namespace"], first["bundle_range"]
     lower, upper = parse_range(rng)
     bundle = Bundle(ns, lower, upper)
@@ -256,35 +263,7 @@ def split_boundaries(triggers: DataFrame, topic_stats: DataFrame, config: Pulsar
     bundles only, grouped per snapshot and bundle)."""
     hot = triggers.select(*KEYS, "bundle").distinct()
     topics = topic_stats.join(hot, [*KEYS, "bundle"], "left_semi")
-    return topics.groupBy(*KEYS, "bundle").applyInPandas(lambda pdf: _boundaries_for_bundle(pdf, _own(config, pdf)),
-                                                         SPLIT_SCHEMA)
-
-
-AUDIT_SCHEMA = ("cluster string, snapshot_ts timestamp, snapshot_date string, group_name string, scope string, "
-                "place string, namespaces array<string>, namespace_count int, least_count int, message string")
-
-
-def _audit(pdf: pd.DataFrame) -> pd.DataFrame:
-    out = []
-    for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
-        ownership = {r["bundle"]: r["broker"] for r in json.loads(snap["ownership"].iloc[0] or "[]")}
-        groups = json.loads(snap["groups"].iloc[0] or "{}")
-        domains = json.loads(snap["domains"].iloc[0] or "{}")
-        brokers = json.loads(snap["brokers"].iloc[0] or "[]")
-        for f in aa.audit(ownership, groups, brokers, domains or None):
-            out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "group_name": f.group,
-                        "scope": f.scope, "place": f.place, "namespaces": list(f.namespaces), "namespace_count": f.count,
-                        "least_count": f.least, "message": f.message})
-    return pd.DataFrame(out, columns=[c.split(" ")[0] for c in AUDIT_SCHEMA.split(", ")])
-
-
-def anti_affinity_audit(ownership: DataFrame, namespaces: DataFrame, failure_domains: DataFrame,
-                        snapshots: DataFrame) -> DataFrame:
-    """Every anti-affinity group unevenly spread across brokers or failure domains, per snapshot."""
-    dom = _as_map(failure_domains, "broker", "domain", "domains")
-    live = snapshots.select(*KEYS, F.to_json("brokers").alias("brokers"))
-    joined = _ownership_and_groups(ownership, namespaces).join(dom, KEYS, "left").join(live, KEYS, "inner")
-    return joined.groupBy("cluster").applyInPandas(_audit, AUDIT_SCHEMA)
+    return topics.groupBy(*KEYS, "bundle").applyInPandas(lambda pdf: _boundaries_for_bundle(pdf, config), SPLIT_SCHEMA)
 
 
 def broker_load_summary(broker_usage: DataFrame) -> DataFrame:

@@ -20,6 +20,7 @@ SEVERITIES = ("critical", "warning", "info")
 SCHEMA = ("cluster string, snapshot_date string, detector string, severity string, subject string, "
           "first_seen timestamp, last_seen timestamp, snapshots int, summary string, evidence string, action string")
 KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
+_TS = "snapshot_ts"  # a finding compares each snapshot with the configuration in force then
 _PCT = {"cpu": "cpu_pct", "memory": "memory_pct", "direct_memory": "direct_memory_pct",
         "bandwidth_in": "bandwidth_in_pct", "bandwidth_out": "bandwidth_out_pct"}
 _WEIGHT_KEYS = {"cpu": "loadBalancerCPUResourceWeight", "memory": "loadBalancerMemoryResourceWeight",
@@ -51,8 +52,9 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
     """A broker left (nearly) empty while others run hot: after a restart or a scale-out nothing moved load to it.
     Hot is ThresholdShedder's view: above the cluster average by ``loadBalancerBrokerThresholdShedderPercentage``,
     or above ``loadBalancerBrokerOverloadedThresholdPercentage``."""
-    band = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0)
-    overload = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0)
+    band = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0, ts=_TS)
+    overload = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
+                           ts=_TS)
     per_snapshot = Window.partitionBy(*KEYS)
     df = (usage.join(reports.select(*KEYS, "broker", "start_timestamp_ms"), [*KEYS, "broker"], "left")
           .withColumn("mean", F.avg("max_usage").over(per_snapshot))
@@ -75,9 +77,10 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
 
 def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig | ClusterConfigs, share: float = 0.9) -> DataFrame:
     """A bundle over a split limit that one topic carries: splitting moves that topic whole, so no split helps."""
-    rate = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxMsgRate"))
-    mbytes = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1024 * 1024)
-    rate_text = per_cluster(config, lambda c: f"{c.get_float('loadBalancerNamespaceBundleMaxMsgRate'):g}")
+    rate = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxMsgRate"), ts=_TS)
+    mbytes = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1024 * 1024,
+                         ts=_TS)
+    rate_text = per_cluster(config, lambda c: f"{c.get_float('loadBalancerNamespaceBundleMaxMsgRate'):g}", ts=_TS)
     hot = bundle_stats.where((F.col("hottest_topic_share") >= share)
                              & (((F.col("msg_rate_in") + F.col("msg_rate_out")) > rate)
                                 | ((F.col("msg_throughput_in") + F.col("msg_throughput_out")) > mbytes)))
@@ -131,8 +134,9 @@ def ignored_resources(usage: DataFrame, config: PulsarConfig | ClusterConfigs) -
     if not ignored:
         return None
     weight = F.create_map(*[x for r in ignored for x in (
-        F.lit(r), per_cluster(configs, lambda c, r=r: float(getattr(Weights.from_config(c), r))))])[F.col("resource")]
-    overload = per_cluster(configs, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage"))
+        F.lit(r), per_cluster(configs, lambda c, r=r: float(getattr(Weights.from_config(c), r)), ts=_TS))
+    ])[F.col("resource")]
+    overload = per_cluster(configs, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage"), ts=_TS)
     hit = _per_resource(usage).where(F.col("resource").isin(ignored) & (weight == 0) & (F.col("pct") >= overload)
                                      & (F.col("weighted_max_usage") * 100.0 < overload))
     key = F.create_map(*[F.lit(x) for r in ignored for x in (r, _WEIGHT_KEYS[r])])[F.col("resource")]

@@ -158,7 +158,7 @@ def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame,
     df = df.withColumn("max_usage", (max_pct / 100.0).cast("float").cast("double"))
 
     def weight(resource: str) -> Column:
-        return per_cluster(config, lambda c: getattr(Weights.from_config(c), resource))
+        return per_cluster(config, lambda c: getattr(Weights.from_config(c), resource), ts="snapshot_ts")
 
     df = df.withColumn("weighted_max_usage", _java_max(
         F.col("cpu_pct") * weight("cpu"), F.col("direct_memory_pct") * weight("direct_memory"),

@@ -148,12 +148,14 @@ class ExtensibleSplitStrategy:
 
     def find_bundles_to_split(self, broker: str, stats: Mapping[str, Mapping], bundle_counts: Mapping[str, int],
                               boundary_for: Callable[[Bundle], SplitResult],
-                              splitting: Mapping[str, str] | None = None) -> list[SplitDecision]:
-        """One cycle on one owner broker. ``stats``: bundle full name → ``NamespaceBundleStats`` of the bundles it
+                              splitting: Mapping[str, str] | None = None,
+                              config: PulsarConfig | None = None) -> list[SplitDecision]:
+        """One cycle on one owner broker, under ``config`` (Pulsar reads the live configuration each cycle; default:
+        the strategy's). ``stats``: bundle full name → ``NamespaceBundleStats`` of the bundles it
         owns; ``bundle_counts``: namespace → its number of bundles, where a missing namespace is a failed lookup
         (Pulsar then skips the bundle); ``splitting``: bundle names currently in the Splitting state;
         ``boundary_for``: the configured split algorithm."""
-        c = self.config
+        c = config if config is not None else self.config
         if not (c.get_bool("loadBalancerEnabled") and c.get_bool("loadBalancerAutoBundleSplitEnabled")):
             return []
         limits = SplitLimits.from_config(c)

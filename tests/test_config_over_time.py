@@ -1,0 +1,136 @@
+"""A configuration changed during the night (a dynamic override, a rolling upgrade): each snapshot is replayed and
+judged under the configuration in force then, as Pulsar's leader reads its live configuration on every cycle.
+(Every snapshot of a night once took the configuration of the night's last one.)"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from pyspark.sql import functions as F
+
+from lb_pipeline.model.cluster_configs import ClusterConfigs
+from lb_pipeline.transforms.config import cluster_configs, per_cluster
+from tests.conftest import DEMO_DAY
+
+pytestmark = pytest.mark.spark
+
+THRESHOLD = "loadBalancerBrokerOverloadedThresholdPercentage"
+# what an operator sets at the third snapshot: OverloadShedder at 40 %, splits of bundles over 100 msg/s
+NOON = {THRESHOLD: "40", "loadBalancerLoadSheddingStrategy": "org.apache.pulsar.broker.loadbalance.impl.OverloadShedder",
+        "loadBalancerNamespaceBundleMaxMsgRate": "100"}
+
+
+def _at(hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 1, 15, hour, minute, tzinfo=timezone.utc)
+
+
+def _ms(hour: int, minute: int = 0) -> int:
+    return int(_at(hour, minute).timestamp() * 1000)
+
+
+def test_each_snapshot_gets_the_configuration_in_force_then(spark):
+    snapshots = spark.createDataFrame(
+        [("a", _at(1), "a-1", "4.0.7"), ("a", _at(2), "a-1", "4.0.7"), ("a", _at(3), "a-1", "4.0.7"),
+         ("a", _at(4), "a-2", "4.0.7"), ("a", _at(5), "a-2", "4.0.8")],
+        "cluster string, snapshot_ts timestamp, leader string, pulsar_version string")
+    rows = [("a", _at(1), "runtime:a-1", THRESHOLD, "70"), ("a", _at(1), "runtime:a-1", "advertisedAddress", "a-1"),
+            # 2h: the leader's runtime file was lost (quarantined): its values stay, a lost file is no change
+            ("a", _at(3), "runtime:a-1", THRESHOLD, "70"), ("a", _at(3), "dynamic", THRESHOLD, "40"),
+            # 4h: a new leader with the same load-balancer values (another address is no change)
+            ("a", _at(4), "runtime:a-2", THRESHOLD, "70"), ("a", _at(4), "runtime:a-2", "advertisedAddress", "a-2"),
+            ("a", _at(4), "dynamic", THRESHOLD, "40"),
+            # 5h: the rolling upgrade reached the brokers: another release's profile
+            ("a", _at(5), "runtime:a-2", THRESHOLD, "70"), ("a", _at(5), "dynamic", THRESHOLD, "40")]
+    config = spark.createDataFrame(rows, "cluster string, snapshot_ts timestamp, source string, key string, value string")
+    configs = cluster_configs(config, snapshots)
+
+    changes = configs.changes("a")
+    assert [ms for ms, _ in changes] == [_ms(1), _ms(3), _ms(5)]
+    assert [(c.get_int(THRESHOLD), c.profile) for _, c in changes] == [
+        (70, "pulsar-4.0.7"), (40, "pulsar-4.0.7"), (40, "pulsar-4.0")]
+    assert configs.at("a", _ms(2, 30)).get_int(THRESHOLD) == 70
+    assert configs.at("a", _ms(3)).get_int(THRESHOLD) == 40
+    assert configs.at("a", _ms(0)) is changes[0][1]  # before the first snapshot: the first one's
+    assert configs.of("a") is configs.at("a", _ms(23)) is changes[-1][1]  # the current one is the last snapshot's
+    assert configs.at("b", _ms(2)) is configs.default  # a cluster with no snapshot
+
+    at_rows = spark.createDataFrame([("a", _at(h)) for h in (1, 2, 3, 4, 5)] + [("b", _at(2))],
+                                    "cluster string, snapshot_ts timestamp")
+    threshold = per_cluster(configs, lambda c: c.get_int(THRESHOLD), ts="snapshot_ts")
+    got = [(r["cluster"], r["snapshot_ts"].hour, r["t"]) for r in at_rows.select("*", threshold.alias("t")).collect()]
+    assert sorted(got) == [("a", 1, 70), ("a", 2, 70), ("a", 3, 40), ("a", 4, 40), ("a", 5, 40), ("b", 2, 40)]
+    current = at_rows.select(per_cluster(configs, lambda c: c.get_int(THRESHOLD)).alias("t")).collect()
+    assert {r["t"] for r in current} == {40}  # without ``ts``: each cluster's current configuration
+
+
+def _history(lake, spark):
+    """The demo day's configuration, and the same night with ``NOON`` set at its third snapshot."""
+    demo = cluster_configs(lake.read(spark, "bronze", "config", DEMO_DAY),
+                           lake.read(spark, "bronze", "snapshots", DEMO_DAY)).default
+    noon, change = sorted(tuple(r) for r in lake.read(spark, "bronze", "snapshots", DEMO_DAY)
+                          .select("snapshot_ts", F.unix_millis("snapshot_ts")).collect())[2]
+    late = demo.overridden(**NOON)
+    return ClusterConfigs({"demo-cluster": late}, late, {"demo-cluster": [(0, demo), (change, late)]}), noon, change
+
+
+def _split(rows, noon):
+    rows = sorted((tuple(r) for r in rows.drop("cluster").collect()), key=lambda t: tuple(str(x) for x in t))
+    return [r for r in rows if r[0] < noon], [r for r in rows if r[0] >= noon]
+
+
+def test_the_replays_follow_a_configuration_changed_during_the_night(lake, spark):
+    from lb_pipeline.transforms import gold, silver
+
+    def read(layer, table):
+        return lake.read(spark, layer, table, DEMO_DAY)
+
+    configs, noon, _ = _history(lake, spark)
+    replayed = gold.shedding_decisions(
+        read("bronze", "broker_reports"), read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"),
+        read("bronze", "ownership"), silver.layouts(read("bronze", "namespaces"), read("bronze", "ownership")),
+        read("bronze", "config"), read("bronze", "failure_domains"), configs)
+    before, after = _split(replayed, noon)
+    tonight_before, tonight_after = _split(read("gold", "shedding_decisions"), noon)
+    assert before == tonight_before  # the morning as the nightly run replayed it
+    overload = [r for r in after if r[2] == "OverloadShedder"]
+    assert overload and {r[9] for r in overload} == {0.4}  # from noon: OverloadShedder at the new threshold
+    assert len(overload) > sum(r[2] == "OverloadShedder" for r in tonight_after)
+
+    triggers = gold.split_triggers(read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
+                                   read("silver", "bundle_time_averages"), read("bronze", "namespaces"), configs)
+    before, after = _split(triggers, noon)
+    tonight_before, tonight_after = _split(read("gold", "split_triggers"), noon)
+    assert before == tonight_before
+    assert len(after) > len(tonight_after)  # bundles over 100 msg/s are hot from noon on
+
+
+def test_the_report_says_what_changed_and_scores_the_strategy_configured_at_each_snapshot(lake, spark):
+    from lb_pipeline.report.context import build_context
+    from lb_pipeline.report.render import render_nightly
+    from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
+    from lb_pipeline.transforms.silver import layouts
+
+    configs, _, change = _history(lake, spark)
+    ctx = build_context(spark, lake, DEMO_DAY, "demo-cluster", configs)
+    at = datetime.fromtimestamp(change / 1000, timezone.utc).strftime("%H:%M UTC")
+    assert ctx["strategy"] == "OverloadShedder"  # what the report recommends starts from the current configuration
+    [noon] = ctx["config_changes"]
+    assert noon["at"] == at
+    assert {(s["key"], s["before"], s["after"]) for s in noon["settings"]} == {
+        (THRESHOLD, "85", "40"), ("loadBalancerNamespaceBundleMaxMsgRate", "30000", "100"),
+        ("loadBalancerLoadSheddingStrategy", "org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder",
+         "org.apache.pulsar.broker.loadbalance.impl.OverloadShedder")}
+    accuracy = ctx["replay_accuracy"]
+    assert accuracy["strategy"] == f"ThresholdShedder, then OverloadShedder from {at}"
+    # the same figures as scoring the rows of the strategy configured at each snapshot under one name
+    decisions = lake.read(spark, "gold", "shedding_decisions", DEMO_DAY)
+    later = F.unix_millis("snapshot_ts") >= change
+    chosen = decisions.where((~later & (F.col("strategy") == "ThresholdShedder"))
+                             | (later & (F.col("strategy") == "OverloadShedder")))
+    ownership = lake.read(spark, "bronze", "ownership", DEMO_DAY)
+    moves = recorded_moves(ownership, layouts(lake.read(spark, "bronze", "namespaces", DEMO_DAY), ownership))
+    expected = replay_accuracy(chosen.withColumn("strategy", F.lit("x")), moves, "x")
+    assert {k: v for k, v in accuracy.items() if k != "strategy"} == {k: v for k, v in expected.items() if k != "strategy"}
+    html = render_nightly(ctx)
+    assert f"from {at}: <code>{THRESHOLD}</code> 85 → 40" in html
