@@ -134,3 +134,31 @@ def test_the_report_says_what_changed_and_scores_the_strategy_configured_at_each
     assert {k: v for k, v in accuracy.items() if k != "strategy"} == {k: v for k, v in expected.items() if k != "strategy"}
     html = render_nightly(ctx)
     assert f"from {at}: <code>{THRESHOLD}</code> 85 → 40" in html
+
+
+def test_snapshots_under_a_plugin_strategy_are_left_out_of_the_replays_accuracy(lake, spark):
+    from lb_pipeline.report.trust import replay_vs_recorded
+    from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
+    from lb_pipeline.transforms.silver import layouts
+
+    configs, _, change = _history(lake, spark)
+    demo = configs.changes("demo-cluster")[0][1]
+    plugin = demo.overridden(loadBalancerLoadSheddingStrategy="com.example.CustomShedder")
+    ownership = lake.read(spark, "bronze", "ownership", DEMO_DAY)
+    shape = layouts(lake.read(spark, "bronze", "namespaces", DEMO_DAY), ownership)
+    decisions = lake.read(spark, "gold", "shedding_decisions", DEMO_DAY)
+
+    def score(history):
+        return replay_vs_recorded(ownership, shape, decisions, ClusterConfigs({}, history[-1][1],
+                                                                              {"demo-cluster": history}), "demo-cluster")
+
+    got = score([(0, demo), (change, plugin)])
+    at = datetime.fromtimestamp(change / 1000, timezone.utc).strftime("%H:%M UTC")
+    assert got["strategy"] == f"ThresholdShedder, then CustomShedder from {at} (a plugin, not replayed)"
+    # ThresholdShedder's morning against the morning's moves only: the plugin's moves are not the replay's to predict
+    morning = F.unix_millis("snapshot_ts") < change
+    expected = replay_accuracy(decisions.where(morning), recorded_moves(ownership, shape).where(morning),
+                               "ThresholdShedder")
+    assert {k: v for k, v in got.items() if k != "strategy"} == {k: v for k, v in expected.items() if k != "strategy"}
+    assert expected["moved"] < replay_accuracy(decisions, recorded_moves(ownership, shape), "x")["moved"]
+    assert score([(0, plugin)]) is None  # a plugin all night: nothing to score

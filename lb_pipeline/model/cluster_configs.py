@@ -30,6 +30,8 @@ class ClusterConfigs(Mapping[str, PulsarConfig]):
         self._by = dict(by_cluster)
         self.default = default
         self._history = {c: sorted(h, key=lambda change: change[0]) for c, h in (history or {}).items() if h}
+        for cluster, changes in self._history.items():  # a cluster with a history has a current configuration
+            self._by.setdefault(cluster, changes[-1][1])
 
     @classmethod
     def of_any(cls, config: PulsarConfig | ClusterConfigs) -> ClusterConfigs:

@@ -154,7 +154,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         bundle_rates = {r["bundle"]: r["rate"] for r in _rows(stats_now.where(F.col("bundle").isin(moved)).select(
             "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate")))}
     strategies = []
-    for name in ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder", "TransferShedder"):
+    for name in trust.REPLAYED:
         now = [d for d in latest_decisions if d["strategy"] == name]
         after = dict(rates_now)
         for d in now:
@@ -200,7 +200,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     return {
         "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
         "snapshot_count": len(snap_rows), "broker_count": len(snap_rows[-1]["brokers"]) if snap_rows else 0,
-        "strategy": strategy, "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
+        "strategy": strategy, "replayed": strategy in trust.REPLAYED, "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
         "config_changes": trust.config_changes(configs, cluster),
         "actions": actions, "heat": {"rows": heat_rows, "times": [t.strftime("%H:%M") for t in times],
                                      "values": heat_values},

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
 
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
 from lb_pipeline.transforms.config import changed, per_cluster
@@ -70,6 +71,9 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
                    "from the true averages; OverloadShedder and ThresholdShedder are the least affected.")
 
 
+REPLAYED = (*MODULAR_STRATEGIES, "TransferShedder")  # Pulsar's strategies; a plugin's cannot be replayed
+
+
 def _strategy(config) -> str:
     return config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
 
@@ -85,8 +89,13 @@ def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, c
         return None
     names = [(ms, _strategy(c)) for ms, c in configs.changes(cluster)]
     names = [n for i, n in enumerate(names) if i == 0 or n[1] != names[i - 1][1]]
-    label = names[0][1] + "".join(f", then {name} from {_hhmm(ms)}" for ms, name in names[1:])
-    result = replay_accuracy(decisions, recorded_moves(ownership, layouts),
+    if not any(name in REPLAYED for _, name in names):
+        return None
+    label = ", then ".join(name + (f" from {_hhmm(ms)}" if i else "")
+                           + ("" if name in REPLAYED else " (a plugin, not replayed)") for i, (ms, name) in enumerate(names))
+    # the snapshots under a plugin's strategy are left out: it predicted nothing, and its moves are not the replay's
+    replayed = per_cluster(configs, lambda c: _strategy(c) in REPLAYED, ts="snapshot_ts")
+    result = replay_accuracy(decisions, recorded_moves(ownership, layouts).where(replayed),
                              per_cluster(configs, _strategy, ts="snapshot_ts"), label)
     return result if result["predicted"] or result["moved"] else None
 
