@@ -7,6 +7,7 @@ anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -88,13 +89,22 @@ def _validate_snapshot(args) -> int:
     return 1 if bad else 0
 
 
-def _whatif_split(args) -> int:
-    import json
+_PROFILE_HELP = "Pulsar version profile (default: the one of the Pulsar version the snapshot reports)"
 
+
+def _loaded(args):  # the snapshot of a what-if; what was left out of it is said on stderr (stdout is the answer)
     from lb_pipeline.snapshots.load import load_snapshot
-    from lb_pipeline.whatif.split import render_text, to_json, whatif_split
 
     snap = load_snapshot(args.snapshot, profile=args.profile)
+    for note in snap.notes:
+        print(f"lb-pipeline: note: {note}", file=sys.stderr)
+    return snap
+
+
+def _whatif_split(args) -> int:
+    from lb_pipeline.whatif.split import render_text, to_json, whatif_split
+
+    snap = _loaded(args)
     positions = [int(p, 0) for p in args.positions.split(",")] if args.positions else None
     results = whatif_split(snap, args.namespace, args.assume_sustained, positions)
     print(json.dumps(to_json(results), indent=2) if args.json else render_text(results, snap))
@@ -102,17 +112,15 @@ def _whatif_split(args) -> int:
 
 
 def _whatif_shed(args) -> int:
-    import json
     from dataclasses import asdict
 
-    from lb_pipeline.snapshots.load import load_snapshot
     from lb_pipeline.whatif.shed import STRATEGIES, render_text, whatif_shed
 
     if not args.all and not args.strategy:
         raise LbError("name a strategy with --strategy NAME or use --all")
     if args.strategy and args.strategy not in STRATEGIES:
         raise LbError(f"unknown strategy {args.strategy!r}; choose from {', '.join(STRATEGIES)}")
-    snap = load_snapshot(args.snapshot, profile=args.profile)
+    snap = _loaded(args)
     results = whatif_shed(snap, list(STRATEGIES) if args.all else [args.strategy], seed=args.seed,
                           assume_sustained=not args.single_cycle)
     print(json.dumps([asdict(r) for r in results], indent=2) if args.json else render_text(results, snap))
@@ -123,15 +131,13 @@ def _collect(args) -> int:
     from lb_pipeline.snapshots.collect import client_from_args, collect
 
     path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False)
-    manifest = __import__("json").loads((path / "manifest.json").read_text())
+    manifest = json.loads((path / "manifest.json").read_text())
     state = "complete" if manifest["complete"] else f"INCOMPLETE, missing {', '.join(manifest['missingParts'])}"
     print(f"snapshot written to {path} ({state})")
     return 0 if manifest["complete"] else 3
 
 
 def _simulate(args) -> int:
-    import json
-
     from lb_pipeline.simulation.balancers import STRATEGIES
     from lb_pipeline.simulation.local import progress_bar, render_text, simulate_all
     from lb_pipeline.simulation.sweep import run_list
@@ -144,7 +150,13 @@ def _simulate(args) -> int:
         cluster, brokers, bundles, config, notes, policies, topics = read_history(args.landing, args.day,
                                                                                   args.cluster, args.profile)
     else:
-        cluster, brokers, bundles, config, notes, policies, topics = _lake_history(args)
+        from lb_pipeline.settings import lake_root_from_env
+        from lb_pipeline.spark.lake import Lake
+        from lb_pipeline.spark.session import get_session
+        from lb_pipeline.transforms.simulation import lake_history
+
+        cluster, brokers, bundles, config, notes, policies, topics = lake_history(
+            get_session(), Lake(args.lake or lake_root_from_env()), args.day, args.cluster, args.profile)
     overrides = dict(_key_value(kv) for kv in args.set or ())
     unknown = sorted(k for k in overrides if k not in config)
     if unknown:
@@ -166,35 +178,6 @@ def _key_value(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise LbError(f"--set expects KEY=VALUE, got {text!r}")
     return key.strip(), value.strip()
-
-
-def _lake_history(args):
-    from lb_pipeline.settings import lake_root_from_env
-    from lb_pipeline.spark.lake import Lake
-    from lb_pipeline.spark.session import get_session
-    from lb_pipeline.simulation.policies import Policies
-    from lb_pipeline.transforms.config import cluster_configs
-    from lb_pipeline.transforms.simulation import policy_rows, split_topic_rows
-
-    spark, lake = get_session(), Lake(args.lake or lake_root_from_env())
-    brokers = lake.read(spark, "bronze", "broker_reports", args.day).toPandas()  # broker and bundle level, not topics
-    if brokers.empty:
-        raise LbError(f"{lake.root}: no broker reports on {args.day}")
-    clusters = sorted(brokers["cluster"].unique())
-    cluster = args.cluster or clusters[0]
-    if cluster not in clusters or (len(clusters) > 1 and not args.cluster):
-        raise LbError(f"choose a cluster with --cluster: {', '.join(clusters)}")
-    bundle_rows = lake.read(spark, "bronze", "bundle_reports", args.day)
-    bundle_rows = bundle_rows.where(bundle_rows["cluster"] == cluster)
-    bundles = bundle_rows.toPandas()
-    config = cluster_configs(lake.read(spark, "bronze", "config", args.day),
-                             lake.read(spark, "bronze", "snapshots", args.day), args.profile).of(cluster)
-    rows = policy_rows(*(lake.read(spark, "bronze", t, args.day) for t in ("ownership", "namespaces", "config",
-                                                                           "failure_domains")))
-    policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == cluster).collect())
-    # topic rows only of the bundles that can split (filtered on Spark)
-    topics = split_topic_rows(bundle_rows, lake.read(spark, "bronze", "topic_stats", args.day), config, []).toPandas()
-    return cluster, brokers[brokers["cluster"] == cluster], bundles, config, [], policies, topics
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -254,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     ws.add_argument("--assume-sustained", action="store_true",
                     help="treat the snapshot's load as lasting long enough for the extensible hit-count threshold")
     ws.add_argument("--positions", help="comma-separated positions for specified_positions_divide (hex or decimal)")
-    ws.add_argument("--profile", default="pulsar-4.0", help="Pulsar version profile for defaults")
+    ws.add_argument("--profile", help=_PROFILE_HELP)
     ws.add_argument("--json", action="store_true", help="machine-readable output")
     ws.set_defaults(func=_whatif_split)
     wh = wsub.add_parser("shed", help="what each shedding strategy would unload now, with destinations and commands")
@@ -264,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     wh.add_argument("--single-cycle", action="store_true",
                     help="one cycle only (by default hit-count strategies see the load as sustained)")
     wh.add_argument("--seed", type=int, default=0, help="seed of the placement strategies' random tie-breaks")
-    wh.add_argument("--profile", default="pulsar-4.0", help="Pulsar version profile for defaults")
+    wh.add_argument("--profile", help=_PROFILE_HELP)
     wh.add_argument("--json", action="store_true")
     wh.set_defaults(func=_whatif_shed)
 

@@ -104,3 +104,28 @@ def test_whatif_names_a_broker_file_ingest_would_quarantine(busy_snapshot, tmp_p
         assert main(["whatif", command, str(snap), *(["--all"] if command == "shed" else [])]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"lb-pipeline: {victim}: field '") and field in err and "\n" not in err, err
+
+
+def test_whatif_takes_the_release_the_snapshot_reports_and_leaves_out_a_value_pulsar_cannot_use(
+        busy_snapshot, tmp_path, capsys, monkeypatch):
+    """A 4.0.7 snapshot was once what-iffed with 4.0.8's defaults and code, and one bad dynamic value refused it
+    whole, where the nightly run takes 4.0.7's and leaves that value out, as Pulsar does."""
+    monkeypatch.delenv("LB_PULSAR_PROFILE", raising=False)
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    manifest = snap / layout.MANIFEST
+    manifest.write_text(manifest.read_text().replace('"pulsarVersion":"4.0.8"', '"pulsarVersion":"4.0.7"'))
+    dynamic = snap / layout.DYNAMIC_CONFIG
+    dynamic.write_text(json.dumps({"loadBalancerBrokerOverloadedThresholdPercentage": "85%",
+                                   "loadBalancerSheddingGracePeriodMinutes": "5"}))
+    loaded, as_generated = load_snapshot(snap), load_snapshot(busy_snapshot)
+    assert as_generated.config.profile == "pulsar-4.0" and loaded.config.profile == "pulsar-4.0.7"
+    assert load_snapshot(snap, profile="pulsar-4.0").config.profile == "pulsar-4.0"  # --profile still decides
+    threshold = "loadBalancerBrokerOverloadedThresholdPercentage"
+    assert loaded.config[threshold] == as_generated.config[threshold]  # the runtime value or Pulsar's default
+    assert loaded.config.get_int("loadBalancerSheddingGracePeriodMinutes") == 5  # the good value of the file applies
+    assert loaded.notes == [f"{dynamic}: field '{threshold}': expected a number (Pulsar's default is 85), got '85%'; "
+                            "left out, the runtime value or Pulsar's default applies"]
+    assert main(["whatif", "shed", str(snap), "--all", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) and out.err == f"lb-pipeline: note: {loaded.notes[0]}\n"

@@ -66,7 +66,8 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
                 notes.append(f"{f}: {p.field}: {p.reason}; left out")
             brokers += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in b_rows]
             bundles += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in s_rows]
-    last = load_snapshot(dirs[-1], **({"profile": profile} if profile else {}), with_topics=False)
+    last = load_snapshot(dirs[-1], profile, with_topics=False)
+    notes += last.notes
     bundles = pd.DataFrame(bundles)
     topics = _split_topics(read, bundles, SplitLimits.from_config(last.config), root, notes)
     return cluster, pd.DataFrame(brokers), bundles, last.config, notes, policies, topics

@@ -1,11 +1,13 @@
 """Load one snapshot directory into plain Python (Pulsar-shaped JSON per part), for what-ifs on one instant.
 
 The nightly pipeline reads snapshots with Spark; this loader is for the CLI and tests, where one snapshot of
-one cluster fits in memory. Malformed files raise :class:`InputError` naming the file and the field.
+one cluster fits in memory. Malformed files raise :class:`InputError` naming the file and the field; a config value
+Pulsar cannot convert is left out, as Pulsar leaves it, and named in ``Snapshot.notes``.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from lb_pipeline.formats.topics import parse_ownership, parse_topic_stats
 from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes, parsed_whole
 from lb_pipeline.model.bundles import NamespaceBundles, parse_boundaries
 from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
+from lb_pipeline.model.releases import profile_for
 from lb_pipeline.snapshots import layout
 
 
@@ -35,6 +38,7 @@ class Snapshot:
     config: PulsarConfig
     failure_domains: dict[str, str] = field(default_factory=dict)  # broker → domain
     isolation: dict[str, dict] = field(default_factory=dict)  # isolation policy name → policy
+    notes: list[str] = field(default_factory=list)  # what was left out, and why
 
     def cluster_state(self) -> ClusterState:
         """What placement reads besides the load: brokers with a load report (Pulsar's available brokers),
@@ -91,18 +95,25 @@ def _checked(root: Path, rel: str, parse, broker: str) -> dict:
     return doc
 
 
-def _config(root: Path, rel: str) -> dict[str, str | None]:
-    """A config file's values, refused as ingest would quarantine one of them (``parse_config``)."""
+def _config(root: Path, rel: str, notes: list[str]) -> dict[str, str | None]:
+    """A config file's values. A value Pulsar cannot convert is left out with a note, as ingest quarantines that
+    key alone: a broker logs it and keeps the value it had (``BrokerService.updateDynamicServiceConfiguration``)."""
     doc = _json(root, rel, required=False)
     if doc is None:
         return {}
-    rows, problems = cp.parse_config(doc, rel)
-    _refuse(root / rel, problems)
+    try:
+        rows, problems = cp.parse_config(doc, rel)
+    except FileProblem as exc:  # not an object of values
+        raise InputError(str(root / rel), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
+    notes += [f"{root / rel}: field '{p.field}': {p.reason}; left out, the runtime value or Pulsar's default applies"
+              for p in problems]
     return {r["key"]: r["value"] for r in rows}
 
 
-def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_topics: bool = True) -> Snapshot:
-    """``with_topics=False`` skips the topic-level stats (the largest files) for callers that do not read them."""
+def load_snapshot(directory: str | Path, profile: str | None = None, with_topics: bool = True) -> Snapshot:
+    """``with_topics=False`` skips the topic-level stats (the largest files) for callers that do not read them.
+    ``profile``: the Pulsar version profile (default: ``$LB_PULSAR_PROFILE``, else the one of the Pulsar version the
+    snapshot reports, as the nightly run takes it)."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(str(root), "(directory)", "a snapshot directory")
@@ -131,8 +142,10 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     bundle_data = {}
     for f in sorted((root / "lb" / "bundle-data").glob("*/*/*.json")):
         bundle_data[str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]] = _json(root, str(f.relative_to(root)))
-    runtime = _config(root, layout.runtime_config(leader)) if leader else {}
-    dynamic = _config(root, layout.DYNAMIC_CONFIG)
+    notes: list[str] = []
+    runtime = _config(root, layout.runtime_config(leader), notes) if leader else {}
+    dynamic = _config(root, layout.DYNAMIC_CONFIG, notes)
+    profile = profile or os.environ.get("LB_PULSAR_PROFILE") or profile_for(rows[0]["pulsar_version"], DEFAULT_PROFILE)
     domains = {}
     for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
         for b in (v or {}).get("brokers", []):
@@ -140,4 +153,4 @@ def load_snapshot(directory: str | Path, profile: str = DEFAULT_PROFILE, with_to
     isolation, problems = cp.isolation_policy_map(_json(root, layout.ISOLATION_POLICIES, required=False) or {})
     _refuse(root / layout.ISOLATION_POLICIES, problems)  # a policy ingest would quarantine
     return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
-                    config_from_snapshot(runtime, dynamic, profile), domains, isolation)
+                    config_from_snapshot(runtime, dynamic, profile), domains, isolation, notes)

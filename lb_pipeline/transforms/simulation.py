@@ -19,10 +19,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
+from lb_pipeline.errors import LbError
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation.balancers import BASELINES
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
+from lb_pipeline.transforms.config import cluster_configs
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
 from lb_pipeline.simulation.history import build_history
@@ -227,3 +229,25 @@ def recommendations(runs: DataFrame, config: PulsarConfig | ClusterConfigs) -> p
                     "params": json.dumps(rec["params"], sort_keys=True), "rationale": rec["rationale"],
                     "broker_conf": rec["broker_conf"], "commands": "\n".join(rec["commands"])})
     return pd.DataFrame(out, columns=_names(RECOMMENDATION_SCHEMA))
+
+
+def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None = None):
+    """What ``simulation.landing.read_history`` reads from a landing, from the lake's bronze tables: (cluster, broker
+    rows, bundle rows, the cluster's current configuration, notes, per-snapshot policies, topic rows of the bundles
+    that can split). Broker and bundle rows are collected; topic rows only of the bundles that can split."""
+    brokers = lake.read(spark, "bronze", "broker_reports", day).toPandas()
+    if brokers.empty:
+        raise LbError(f"{lake.root}: no broker reports on {day}")
+    clusters = sorted(brokers["cluster"].unique())
+    chosen = cluster or clusters[0]
+    if chosen not in clusters or (len(clusters) > 1 and not cluster):
+        raise LbError(f"choose a cluster with --cluster: {', '.join(clusters)}")
+    bundle_rows = lake.read(spark, "bronze", "bundle_reports", day)
+    bundle_rows = bundle_rows.where(bundle_rows["cluster"] == chosen)
+    config = cluster_configs(lake.read(spark, "bronze", "config", day), lake.read(spark, "bronze", "snapshots", day),
+                             profile).of(chosen)
+    rows = policy_rows(*(lake.read(spark, "bronze", t, day) for t in ("ownership", "namespaces", "config",
+                                                                      "failure_domains")))
+    policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == chosen).collect())
+    topics = split_topic_rows(bundle_rows, lake.read(spark, "bronze", "topic_stats", day), config, []).toPandas()
+    return chosen, brokers[brokers["cluster"] == chosen], bundle_rows.toPandas(), config, [], policies, topics
