@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
+from lb_pipeline.report.trust import config_changes
 from lb_pipeline.transforms import anti_affinity, gold, silver
 
 
@@ -15,14 +16,17 @@ from lb_pipeline.transforms import anti_affinity, gold, silver
 def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """What each of the five shedding strategies would unload at each snapshot, with state carried over."""
     day, s, lk = context.partition_key, spark.session, lake.lake
+    configs = day_configs(s, lk, day)
     df = gold.shedding_decisions(lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                                  lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "ownership", day),
                                  silver.layouts(lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "ownership", day)),
-                                 lk.read(s, "bronze", "config", day),
-                                 lk.read(s, "bronze", "failure_domains", day), day_configs(s, lk, day))
+                                 lk.read(s, "bronze", "config", day), lk.read(s, "bronze", "failure_domains", day), configs)
     written, meta = write_table(s, lk, df, "gold", "shedding_decisions", day)
     meta["unloads_by_strategy"] = dg.MetadataValue.json(
         {r["strategy"]: r["count"] for r in written.groupBy("strategy").count().collect()})
+    # each snapshot was replayed under the configuration in force then: say where it changed during the night
+    meta["configuration_changes"] = dg.MetadataValue.json(
+        {c: config_changes(configs, c) for c in configs if len(configs.changes(c)) > 1})
     return dg.MaterializeResult(metadata=meta)
 
 

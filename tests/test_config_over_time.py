@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
+from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER
 from lb_pipeline.transforms.config import cluster_configs, per_cluster
 from tests.conftest import DEMO_DAY
 
@@ -162,3 +163,6 @@ def test_snapshots_under_a_plugin_strategy_are_left_out_of_the_replays_accuracy(
     assert {k: v for k, v in got.items() if k != "strategy"} == {k: v for k, v in expected.items() if k != "strategy"}
     assert expected["moved"] < replay_accuracy(decisions, recorded_moves(ownership, shape), "x")["moved"]
     assert score([(0, plugin)]) is None  # a plugin all night: nothing to score
+    # the extensible load manager runs TransferShedder, whatever loadBalancerLoadSheddingStrategy says
+    extensible = score([(0, demo.overridden(loadManagerClassName=EXTENSIBLE_LOAD_MANAGER))])
+    assert extensible == replay_accuracy(decisions, recorded_moves(ownership, shape), "TransferShedder")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lb_pipeline.model.config import IMPL, PulsarConfig
+from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, IMPL, MODULAR_LOAD_MANAGER, PulsarConfig
 from lb_pipeline.simulation.sweep import (
     DEFAULT_GRIDS, pareto_front, param_sets, recommend, recommend_from_runs, run_list,
 )
@@ -68,6 +68,19 @@ def test_settings_already_in_force_are_not_repeated():
     rec = recommend([run("ThresholdShedder", 0.1, 10, loadBalancerBrokerThresholdShedderPercentage=10)], 0.3,
                     PulsarConfig())
     assert rec["broker_conf"] == "" and rec["commands"] == []  # the defaults are ThresholdShedder with 10
+
+
+def test_a_modular_strategy_for_a_cluster_on_the_extensible_load_manager_switches_the_load_manager_too():
+    """The extensible load manager runs TransferShedder whatever loadBalancerLoadSheddingStrategy says (a modular
+    strategy is no NamespaceUnloadStrategy): setting the strategy alone once changed nothing."""
+    extensible = PulsarConfig({"loadManagerClassName": EXTENSIBLE_LOAD_MANAGER})
+    rec = recommend([run("ThresholdShedder", 0.1, 10, loadBalancerBrokerThresholdShedderPercentage=10)], 0.3,
+                    extensible)
+    assert rec["broker_conf"].splitlines() == [f"loadManagerClassName={MODULAR_LOAD_MANAGER}"]
+    assert rec["commands"] == [
+        f"pulsar-admin brokers update-dynamic-config --config loadManagerClassName --value {MODULAR_LOAD_MANAGER}"]
+    already = recommend([run("TransferShedder", 0.1, 10)], 0.3, extensible)
+    assert already["strategy"] == "TransferShedder" and already["broker_conf"] == ""
 
 
 def test_a_day_too_short_to_simulate_gets_no_recommendation_and_says_why():

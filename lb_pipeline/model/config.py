@@ -254,6 +254,14 @@ class PulsarConfig(Mapping[str, str]):
         return PulsarConfig(merged, self.profile)
 
 
+def configured_strategy(config: PulsarConfig) -> str:
+    """The shedding strategy the cluster runs: the extensible load manager's is TransferShedder (a modular strategy
+    is no ``NamespaceUnloadStrategy``: ``UnloadScheduler.createNamespaceUnloadStrategy`` falls back to it)."""
+    if config["loadManagerClassName"].endswith("ExtensibleLoadManagerImpl"):
+        return "TransferShedder"
+    return config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
+
+
 def parse_broker_conf(text: str) -> dict[str, str]:
     """``broker.conf`` is a Java properties file: ``key=value`` lines, ``#`` comments."""
     values: dict[str, str] = {}

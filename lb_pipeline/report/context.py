@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.splits import automatic_algorithm
 from lb_pipeline.model.cluster_configs import ClusterConfigs
-from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.config import PulsarConfig, configured_strategy
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
@@ -85,7 +85,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         return soon(_rows, df) if df is not None else _done([])
 
     config = configs.of(cluster)  # the current one: what the report recommends starts from it
-    strategy = config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
+    strategy = configured_strategy(config)
     algorithm = automatic_algorithm(config)  # the one Pulsar splits with
     grace = config.get_int("loadBalancerSheddingGracePeriodMinutes")
     usage, snapshots, stats_df = read("silver", "broker_usage"), read("bronze", "snapshots"), read("silver", "bundle_stats")

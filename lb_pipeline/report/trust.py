@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.model.cluster_configs import ClusterConfigs
+from lb_pipeline.model.config import configured_strategy
 from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
 from lb_pipeline.transforms.config import changed, per_cluster
 
@@ -74,10 +75,6 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
 REPLAYED = (*MODULAR_STRATEGIES, "TransferShedder")  # Pulsar's strategies; a plugin's cannot be replayed
 
 
-def _strategy(config) -> str:
-    return config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
-
-
 def _hhmm(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%H:%M UTC")
 
@@ -87,16 +84,16 @@ def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, c
     snapshot, the strategy configured then."""
     if ownership is None or layouts is None or decisions is None:
         return None
-    names = [(ms, _strategy(c)) for ms, c in configs.changes(cluster)]
+    names = [(ms, configured_strategy(c)) for ms, c in configs.changes(cluster)]
     names = [n for i, n in enumerate(names) if i == 0 or n[1] != names[i - 1][1]]
     if not any(name in REPLAYED for _, name in names):
         return None
     label = ", then ".join(name + (f" from {_hhmm(ms)}" if i else "")
                            + ("" if name in REPLAYED else " (a plugin, not replayed)") for i, (ms, name) in enumerate(names))
     # the snapshots under a plugin's strategy are left out: it predicted nothing, and its moves are not the replay's
-    replayed = per_cluster(configs, lambda c: _strategy(c) in REPLAYED, ts="snapshot_ts")
+    replayed = per_cluster(configs, lambda c: configured_strategy(c) in REPLAYED, ts="snapshot_ts")
     result = replay_accuracy(decisions, recorded_moves(ownership, layouts).where(replayed),
-                             per_cluster(configs, _strategy, ts="snapshot_ts"), label)
+                             per_cluster(configs, configured_strategy, ts="snapshot_ts"), label)
     return result if result["predicted"] or result["moved"] else None
 
 

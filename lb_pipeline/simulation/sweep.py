@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import shlex
 
-from lb_pipeline.model.config import IMPL, PulsarConfig
+from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, IMPL, MODULAR_LOAD_MANAGER, PulsarConfig
 from lb_pipeline.simulation.balancers import BASELINES, STRATEGIES
 
 DEFAULT_GRIDS: dict[str, dict[str, list]] = {
@@ -42,7 +42,6 @@ DYNAMIC_KEYS = frozenset({
     "loadBalancerHistoryResourcePercentage", "loadBalancerBundleUnloadMinThroughputThreshold", "maxUnloadPercentage",
     "loadBalancerBrokerLoadTargetStd", "loadBalancerSheddingConditionHitCountThreshold", "loadBalancerTransferEnabled",
 })
-EXTENSIBLE = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 
 
 def param_sets(strategy: str, config: PulsarConfig, grid: dict[str, list] | None = None, limit: int | None = None) -> list[dict]:
@@ -109,8 +108,9 @@ def settings_for(strategy: str, params: dict, config: PulsarConfig) -> dict[str,
     """The configuration lines that select ``strategy`` and set its parameters."""
     out: dict[str, str] = {}
     if strategy == "TransferShedder":
-        out["loadManagerClassName"] = EXTENSIBLE
-    else:
+        out["loadManagerClassName"] = EXTENSIBLE_LOAD_MANAGER
+    else:  # a modular strategy runs only under the modular load manager (the extensible one would run TransferShedder)
+        out["loadManagerClassName"] = MODULAR_LOAD_MANAGER
         out["loadBalancerLoadSheddingStrategy"] = IMPL + strategy
         if strategy == "AvgShedder":  # AvgShedder places by its own plans only as the placement strategy too
             out["loadBalancerLoadPlacementStrategy"] = IMPL + "AvgShedder"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.config import PulsarConfig, configured_strategy
 from lb_pipeline.simulation.balancers import make_balancer
 from lb_pipeline.simulation.engine import Simulation
 from lb_pipeline.simulation.history import History
@@ -58,12 +58,6 @@ def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, s
             "destinations_agree": same_place,
             "precision": len(hits) / len(predicted) if predicted else float("nan"),
             "recall": len(hits) / len(recorded) if recorded else float("nan")}
-
-
-def configured_strategy(config: PulsarConfig) -> str:
-    if config["loadManagerClassName"].endswith("ExtensibleLoadManagerImpl"):
-        return "TransferShedder"
-    return config["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
 
 
 def is_validated(config: PulsarConfig, strategy: str, params: dict, seed: int) -> bool:

@@ -15,6 +15,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lb_pipeline.model.config import configured_strategy
 from lb_pipeline.transforms.capacity import window
 from lb_pipeline.transforms.config import per_cluster
 
@@ -69,7 +70,7 @@ def gold_night_metrics(day: str, config, read_all) -> DataFrame | None:
     """``night_metrics`` of the gold tables ``read_all(table)`` returns (every night; None: not in the lake), with
     each cluster's overload threshold and shedding strategy (``config``: one configuration, or each cluster's)."""
     threshold = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0)
-    strategy = per_cluster(config, lambda c: c["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1])
+    strategy = per_cluster(config, configured_strategy)
     return night_metrics(day, threshold, strategy, *(read_all(t) for t in GOLD_TABLES))
 
 
