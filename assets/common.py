@@ -18,8 +18,8 @@ _CONFIGS: dict[tuple, object] = {}  # (lake, day, profile, versions of bronze/co
 
 def day_configs(session, lake, day: str):
     """Each cluster's effective Pulsar configuration on the day, snapshot by snapshot: a landing may hold clusters
-    configured differently, and each is replayed and judged under its own, as it was at each snapshot. Read once per version of the two
-    bronze tables it comes from: ten assets of a night ask, and each read is four Spark jobs."""
+    configured differently, and each is replayed and judged under its own, as it was at each snapshot. Read once per
+    version of the two bronze tables it comes from: ten assets of a night ask, and each read is a few Spark jobs."""
     key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"),
            *(lake.version(session, "bronze", t) for t in ("config", "snapshots")))
     if key not in _CONFIGS:
