@@ -133,6 +133,7 @@ def test_the_report_says_what_changed_and_scores_the_strategy_configured_at_each
     moves = recorded_moves(ownership, layouts(lake.read(spark, "bronze", "namespaces", DEMO_DAY), ownership))
     expected = replay_accuracy(chosen.withColumn("strategy", F.lit("x")), moves, "x")
     assert {k: v for k, v in accuracy.items() if k != "strategy"} == {k: v for k, v in expected.items() if k != "strategy"}
+    assert ctx["strategy_changed"]  # the simulation's validation says it simulates the last strategy all night
     html = render_nightly(ctx)
     assert f"from {at}: <code>{THRESHOLD}</code> 85 → 40" in html
 
