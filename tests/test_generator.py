@@ -107,6 +107,17 @@ def test_checker_names_a_truncated_file(day, tmp_path):
     assert any(f.file == f"lb/brokers/{victim.name}" and "expected valid JSON" in f.message for f in findings)
 
 
+def test_checker_names_a_missing_leader_configuration_unless_the_manifest_says_it_is_missing(day, tmp_path):
+    snap = Path(shutil.copytree(day[0], tmp_path / day[0].parent.name / day[0].name))  # named as ingest reads it
+    manifest = json.loads((snap / "manifest.json").read_text())
+    rel = f"config/runtime/{manifest['leader'].replace(':', '_')}.json"
+    (snap / rel).unlink()
+    assert [(f.file, f.field) for f in validate_snapshot(snap)] == [(rel, "(file)")]
+    manifest.update(complete=False, missingParts=[rel])  # the collector could not fetch it, and said so
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    assert [f.field for f in validate_snapshot(snap)] == ["complete"]
+
+
 def test_checker_flags_a_bundle_with_two_owners_but_not_one_without(day, tmp_path):
     snap = Path(shutil.copytree(day[0], tmp_path / day[0].parent.name / day[0].name))  # named as ingest reads it
     owners = [p for p in sorted((snap / "ownership").iterdir()) if json.loads(p.read_text())]

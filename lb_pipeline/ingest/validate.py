@@ -95,6 +95,10 @@ def _findings(root: Path, tolerance: float) -> list[Finding]:
     missing_parts = set(rows[0]["missing_parts"])
     if not rows[0]["complete"]:
         findings.append(Finding(layout.MANIFEST, "complete", f"snapshot is incomplete: missing {sorted(missing_parts)}"))
+    leader_config = layout.runtime_config(rows[0]["leader"]) if rows[0]["leader"] else None
+    if leader_config and leader_config not in missing_parts and not (root / leader_config).is_file():
+        findings.append(Finding(leader_config, "(file)", "missing, and not in missingParts: the leader's effective "
+                                "configuration, which this snapshot is replayed under (the nearest snapshot's stands in)"))
 
     layouts: dict[str, bm.NamespaceBundles] = {}
     for ns_file in sorted((root / "namespaces").rglob("*.json")):
