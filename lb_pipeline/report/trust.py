@@ -16,9 +16,9 @@ from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
 
-from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import configured_strategy
+from lb_pipeline.simulation.balancers import STRATEGIES as REPLAYED  # Pulsar's five; a plugin's cannot be replayed
 from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
 from lb_pipeline.transforms.config import changed, per_cluster
 
@@ -70,9 +70,6 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
     return text + (f" With a snapshot every {cadence:.1f} min they are approximate: on a generated history at a "
                    "2-minute cadence, 83 % of UniformLoadShedder's and 52 % of AvgShedder's unloads agreed with those "
                    "from the true averages; OverloadShedder and ThresholdShedder are the least affected.")
-
-
-REPLAYED = (*MODULAR_STRATEGIES, "TransferShedder")  # Pulsar's strategies; a plugin's cannot be replayed
 
 
 def _hhmm(ms: int) -> str:

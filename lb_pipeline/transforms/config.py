@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from itertools import groupby
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -37,8 +38,8 @@ def cluster_configs(config: DataFrame, snapshots: DataFrame, profile: str | None
         into = dynamic if r["source"] == "dynamic" else runtime
         into.setdefault((r["cluster"], r["ms"]), {})[r["key"]] = r["value"]
     history: dict[str, list] = {}
-    for cluster in sorted({s["cluster"] for s in shots}):
-        mine = [s for s in shots if s["cluster"] == cluster]
+    for cluster, mine in groupby(shots, key=lambda s: s["cluster"]):  # sorted by cluster, then time
+        mine = list(mine)
         known = [runtime[(cluster, s["ms"])] for s in mine if (cluster, s["ms"]) in runtime]
         carried = known[0] if known else {}
         changes, last = [], None
