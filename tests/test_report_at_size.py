@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from lb_pipeline.report.heat import natural_key
-from tests.test_report import OUT, _chromium
+from tests.test_report import OUT
+from tests.test_report_browser import _chromium
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser]
 DAY = "2026-03-02"
