@@ -55,3 +55,52 @@ def test_without_recorded_moves_every_prediction_counts_and_none_is_confirmed(sp
     assert replay_accuracy(decisions, moves, "AvgShedder") == {
         "strategy": "AvgShedder", "predicted": 1, "moved": 0, "confirmed": 0, "destination_agrees": 0,
         "precision": 0.0, "recall": None}
+
+
+def test_moves_of_brokers_that_left_restarted_or_went_unreported_are_not_counted(spark):
+    from lb_pipeline.transforms.accuracy import stayed_up
+
+    C1, D1 = "t/ns3/0x00000000_0xffffffff", "t/ns4/0x00000000_0xffffffff"
+    ownership = _ownership(spark, [
+        (0, B1, "a"), (0, B2, "b"), (0, WHOLE, "c"), (0, C1, "c"), (0, D1, "d"),
+        (1, C1, "c"), (1, D1, "c"),  # a's ownership file was not collected at t1; b left; c dropped WHOLE;
+    ])                                # d restarted, and c took its bundle
+    layouts = spark.createDataFrame(
+        [("c", T[t], ns, HALVES if ns == "t/ns" else [HALVES[0], HALVES[2]]) for t in range(2)
+         for ns in ("t/ns", "t/ns2", "t/ns3", "t/ns4")],
+        "cluster string, snapshot_ts timestamp, namespace string, boundaries array<string>")
+    reports = spark.createDataFrame(
+        [("c", T[t], broker, start) for t in range(2) for broker, start in (("a", 1), ("c", None), ("d", 1 + t))]
+        + [("c", T[0], "b", 1)], "cluster string, snapshot_ts timestamp, broker string, start_timestamp_ms long")
+    up = stayed_up(ownership, reports)
+    assert sorted(r.broker for r in up.collect()) == ["a", "c"]
+    moves = recorded_moves(ownership, layouts, up)
+    assert [(r.bundle, r.broker, r.next_broker) for r in moves.collect()] == [(WHOLE, "c", None)]
+    # without the reports the restart's move counts; the bundles of a and b, who reported no ownership at t1, do not
+    assert sorted((r.bundle, r.broker) for r in recorded_moves(ownership, layouts).collect()) == [(WHOLE, "c"), (D1, "d")]
+    decisions = spark.createDataFrame([("c", T[0], WHOLE, "c", "a", "AvgShedder"), ("c", T[0], D1, "d", "c", "AvgShedder")],
+                                      "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
+    assert replay_accuracy(decisions, moves, "AvgShedder", up=up) == {
+        "strategy": "AvgShedder", "predicted": 1, "moved": 1, "confirmed": 1, "destination_agrees": 0,
+        "precision": 1.0, "recall": 1.0}
+
+
+def test_the_report_names_each_snapshot_whose_load_reports_did_not_land_and_why(spark):
+    from lb_pipeline.report.trust import coverage_notes
+
+    snapshots = spark.createDataFrame(
+        [("c", T[0], ["a:8080", "b:8080"], []), ("c", T[1], ["a:8080", "b:8080"], ["lb/brokers/b_8080.json"]),
+         ("c", T[2], ["a:8080", "b:8080", "c:8080", "d:8080", "e:8080"], [])],
+        "cluster string, snapshot_ts timestamp, brokers array<string>, missing_parts array<string>")
+    reports = spark.createDataFrame([("c", T[0], "a:8080"), ("c", T[0], "b:8080"), ("c", T[1], "a:8080")],
+                                    "cluster string, snapshot_ts timestamp, broker string")
+    notes = coverage_notes(snapshots, reports)
+    assert len(notes) == 2
+    assert notes[0].startswith("At 01:00 UTC the load reports of 1 of 2 brokers did not land (b:8080; the collector "
+                               "could not fetch them)")
+    assert notes[1].startswith("At 02:00 UTC the load reports of 5 of 5 brokers did not land (a:8080, b:8080, c:8080 "
+                               "and 2 more; not collected, missing from the snapshot or quarantined)")
+    assert notes[0].endswith("see only the other brokers, and can neither unload from nor place on the ones they miss.")
+    assert notes[1].endswith("see no broker and decide nothing there.")
+    assert coverage_notes(snapshots, reports, shown=1)[1] == "The same at 1 more snapshot(s) of the night."
+    assert coverage_notes(snapshots.where("snapshot_ts = timestamp'2026-01-15 00:00:00'"), reports) == []

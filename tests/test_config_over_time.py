@@ -109,7 +109,7 @@ def test_the_replays_follow_a_configuration_changed_during_the_night(lake, spark
 def test_the_report_says_what_changed_and_scores_the_strategy_configured_at_each_snapshot(lake, spark):
     from lb_pipeline.report.context import build_context
     from lb_pipeline.report.render import render_nightly
-    from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
+    from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy, stayed_up
     from lb_pipeline.transforms.silver import layouts
 
     configs, _, change = _history(lake, spark)
@@ -130,8 +130,9 @@ def test_the_report_says_what_changed_and_scores_the_strategy_configured_at_each
     chosen = decisions.where((~later & (F.col("strategy") == "ThresholdShedder"))
                              | (later & (F.col("strategy") == "OverloadShedder")))
     ownership = lake.read(spark, "bronze", "ownership", DEMO_DAY)
-    moves = recorded_moves(ownership, layouts(lake.read(spark, "bronze", "namespaces", DEMO_DAY), ownership))
-    expected = replay_accuracy(chosen.withColumn("strategy", F.lit("x")), moves, "x")
+    up = stayed_up(ownership, lake.read(spark, "bronze", "broker_reports", DEMO_DAY))
+    moves = recorded_moves(ownership, layouts(lake.read(spark, "bronze", "namespaces", DEMO_DAY), ownership), up)
+    expected = replay_accuracy(chosen.withColumn("strategy", F.lit("x")), moves, "x", up=up)
     assert {k: v for k, v in accuracy.items() if k != "strategy"} == {k: v for k, v in expected.items() if k != "strategy"}
     assert ctx["strategy_changed"]  # the simulation's validation says it simulates the last strategy all night
     html = render_nightly(ctx)

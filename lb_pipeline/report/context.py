@@ -90,11 +90,11 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     grace = config.get_int("loadBalancerSheddingGracePeriodMinutes")
     usage, snapshots, stats_df = read("silver", "broker_usage"), read("bronze", "snapshots"), read("silver", "bundle_stats")
     decisions_df, results = read("gold", "shedding_decisions"), read("gold", "validation_results")
-    namespaces, ownership = read("bronze", "namespaces"), read("bronze", "ownership")
+    namespaces, ownership, reports = (read("bronze", t) for t in ("namespaces", "ownership", "broker_reports"))
     layouts = silver.layouts(namespaces, ownership) if namespaces is not None and ownership is not None else None
     topic_bundle, quarantine = read("silver", "topic_bundle"), read("bronze", "quarantine")
     # the queries that do not need the last snapshot, started first (the replay's accuracy is the longest)
-    accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, configs, cluster)
+    accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, configs, cluster, reports)
     simulation = soon(simulation_context, read)
     heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage") if usage is not None else None)
     summary_soon = rows_soon(read("gold", "broker_load_summary"))
@@ -106,6 +106,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     quarantined = rows_soon(quarantine.groupBy("bronze_table").agg(
         F.count("*").alias("rows"), F.first("reason").alias("example")).orderBy("bronze_table") if quarantine is not None else None)
     notes = soon(trust.usage_notes, usage)
+    coverage = soon(trust.coverage_notes, snapshots, reports)
     inputs = soon(trust.inputs_note, snapshots, read("bronze", "bundle_data"), read("silver", "bundle_time_averages"))
     capacity = soon(capacity_context, read("gold", "capacity_forecast"))
     findings = soon(findings_context, read("gold", "pathologies"))
@@ -208,7 +209,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
                                      "values": heat_values},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap.result(),
         "cap": cap, "violations": violations.result(), "aa_groups": aa_groups.result(), "usage_notes": notes.result(),
-        "inputs_note": inputs.result(), "replay_accuracy": accuracy.result(),
+        "inputs_note": inputs.result(), "coverage_notes": coverage.result(), "replay_accuracy": accuracy.result(),
         "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
         "quality_trend": trend.result(), "unservable": unservable.result(), "quarantined": quarantined.result(),
         "docs_vs_code": DOCS_VS_CODE, "simulation": simulation.result(), "capacity": capacity.result(),

@@ -3,7 +3,8 @@
 * brokers that share a host report the host's CPU and NIC, not their own (usage-based strategies then see one
   machine twice); brokers whose usage never leaves 100 % are saturated or misreport a limit (a wrong NIC speed:
   ``loadBalancerOverrideBrokerNicSpeedGbps``);
-* inputs that were approximated (the leader's bundle averages, when the snapshots do not carry them);
+* inputs that were approximated (the leader's bundle averages, when the snapshots do not carry them), and load
+  reports that did not land (not collected, missing or quarantined): the replays see only the other brokers;
 * how the replay of the configured strategy compares with the ownership changes the snapshots recorded;
 * how the configuration changed during the night (each snapshot is replayed under the one in force then).
 Spark aggregates; only small results reach the driver.
@@ -19,7 +20,8 @@ from pyspark.sql import functions as F
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES as REPLAYED  # Pulsar's five; a plugin's cannot be replayed
-from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy
+from lb_pipeline.snapshots.layout import local_broker_data
+from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy, stayed_up
 from lb_pipeline.transforms.config import changed, per_cluster
 
 
@@ -72,13 +74,43 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
                    "from the true averages; OverloadShedder and ThresholdShedder are the least affected.")
 
 
+def coverage_notes(snapshots, reports, shown: int = 6) -> list[str]:
+    """One sentence per snapshot whose manifest lists brokers whose load report did not land: not collected (the
+    manifest says so), missing without a word, or quarantined. The replays of that snapshot see the other brokers
+    only, as Pulsar's leader never would (it holds every broker's report). One row per such snapshot reaches the
+    driver; past ``shown`` snapshots the rest are counted."""
+    if snapshots is None:
+        return []
+    listed = snapshots.select("snapshot_ts", F.size("brokers").alias("listed"), "missing_parts",
+                              F.explode("brokers").alias("broker"))
+    if reports is not None:
+        listed = listed.join(reports.select("snapshot_ts", "broker").distinct(), ["snapshot_ts", "broker"], "left_anti")
+    rows = (listed.groupBy("snapshot_ts", "listed").agg(F.sort_array(F.collect_list("broker")).alias("brokers"),
+                                                        F.first("missing_parts").alias("missing_parts"))
+            .orderBy("snapshot_ts").collect())
+    notes = []
+    for r in rows[:shown]:
+        names = ", ".join(r["brokers"][:3]) + (f" and {len(r['brokers']) - 3} more" if len(r["brokers"]) > 3 else "")
+        declared = set(r["missing_parts"] or [])
+        why = ("the collector could not fetch them" if all(local_broker_data(b) in declared for b in r["brokers"])
+               else "not collected, missing from the snapshot or quarantined")
+        seen = ("see no broker and decide nothing there" if len(r["brokers"]) == r["listed"] else
+                "see only the other brokers, and can neither unload from nor place on the ones they miss")
+        notes.append(f"At {r['snapshot_ts']:%H:%M} UTC the load reports of {len(r['brokers'])} of {r['listed']} brokers "
+                     f"did not land ({names}; {why}): the replays of that snapshot {seen}.")
+    if len(rows) > shown:
+        notes.append(f"The same at {len(rows) - shown} more snapshot(s) of the night.")
+    return notes
+
+
 def _hhmm(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%H:%M UTC")
 
 
-def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, cluster: str) -> dict | None:
+def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, cluster: str,
+                       reports=None) -> dict | None:
     """Precision and recall of the configured strategy's replay against the recorded ownership changes: at each
-    snapshot, the strategy configured then."""
+    snapshot, the strategy configured then (``reports``: the load reports, which say which brokers stayed up)."""
     if ownership is None or layouts is None or decisions is None:
         return None
     names = [(ms, configured_strategy(c)) for ms, c in configs.changes(cluster)]
@@ -89,8 +121,9 @@ def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, c
                            + ("" if name in REPLAYED else " (a plugin, not replayed)") for i, (ms, name) in enumerate(names))
     # the snapshots under a plugin's strategy are left out: it predicted nothing, and its moves are not the replay's
     replayed = per_cluster(configs, lambda c: configured_strategy(c) in REPLAYED, ts="snapshot_ts")
-    result = replay_accuracy(decisions, recorded_moves(ownership, layouts).where(replayed),
-                             per_cluster(configs, configured_strategy, ts="snapshot_ts"), label)
+    up = stayed_up(ownership, reports) if reports is not None else None
+    result = replay_accuracy(decisions, recorded_moves(ownership, layouts, up).where(replayed),
+                             per_cluster(configs, configured_strategy, ts="snapshot_ts"), label, up)
     return result if result["predicted"] or result["moved"] else None
 
 

@@ -2,8 +2,12 @@
 against the unloads the replay of the configured strategy chose at the earlier snapshot.
 
 A recorded move is a bundle owned at snapshot *t* that, at the next snapshot, is owned by another broker or by
-none (unloaded, not yet looked up again). A bundle that is no longer in its namespace's layout was split, not
-moved, and is left out. A prediction is an unload the replay chose at *t*; it is confirmed when the bundle
+none (unloaded, not yet looked up again). Left out: a bundle that is no longer in its namespace's layout (split, not
+moved); with the load reports, a bundle whose broker did not stay up until the next snapshot (it left, restarted, or
+its report was not collected there: those moves are placements forced on Pulsar, not shedding, as the simulation's
+validation counts them too); and a bundle nobody owns at the next snapshot while its broker reported no ownership
+there (its ownership file was not collected or was quarantined: counting every bundle of it as unloaded would cut
+the replay's recall for nothing the cluster did). A prediction is an unload the replay chose at *t*; it is confirmed when the bundle
 moved away from that broker before the next snapshot (``destination_agrees`` when it landed where predicted).
 Pulsar sheds every ``loadBalancerSheddingIntervalMinutes`` while snapshots are further apart, and operators move
 bundles by hand too, so recall counts every move and says so. All in Spark; only the counts reach the driver.
@@ -16,32 +20,57 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 
-def recorded_moves(ownership: DataFrame, layouts: DataFrame) -> DataFrame:
-    """(cluster, snapshot_ts, bundle, broker, next_broker or null): bundles that left their broker before the
-    next snapshot."""
-    snaps = ownership.select("cluster", "snapshot_ts").distinct().withColumn(
+def _next_snapshots(ownership: DataFrame) -> DataFrame:
+    return ownership.select("cluster", "snapshot_ts").distinct().withColumn(
         "next_ts", F.lead("snapshot_ts").over(Window.partitionBy("cluster").orderBy("snapshot_ts")))
-    now = ownership.select("cluster", "snapshot_ts", "namespace", "bundle_range", "bundle", "broker")
+
+
+def stayed_up(ownership: DataFrame, reports: DataFrame) -> DataFrame:
+    """(cluster, snapshot_ts, broker): brokers that reported at that snapshot and at the next one with the same
+    start time (Pulsar's ``startTimestamp``; null-safe), so neither left nor restarted in between."""
+    started = reports.select("cluster", "snapshot_ts", "broker", "start_timestamp_ms")
+    return (started.join(_next_snapshots(ownership), ["cluster", "snapshot_ts"])
+            .join(started.select("cluster", F.col("snapshot_ts").alias("next_ts"), "broker",
+                                 F.col("start_timestamp_ms").alias("_next_start")), ["cluster", "next_ts", "broker"])
+            .where(F.col("start_timestamp_ms").eqNullSafe(F.col("_next_start")))
+            .select("cluster", "snapshot_ts", "broker"))
+
+
+def recorded_moves(ownership: DataFrame, layouts: DataFrame, up: DataFrame | None = None) -> DataFrame:
+    """(cluster, snapshot_ts, bundle, broker, next_broker or null): bundles that left their broker before the
+    next snapshot; with ``up`` (``stayed_up``), only those of brokers that stayed up."""
+    now = (ownership.select("cluster", "snapshot_ts", "namespace", "bundle_range", "bundle", "broker")
+           .join(_next_snapshots(ownership).where(F.col("next_ts").isNotNull()), ["cluster", "snapshot_ts"]))
+    if up is not None:
+        now = now.join(up, ["cluster", "snapshot_ts", "broker"], "left_semi")
     later = ownership.select("cluster", F.col("snapshot_ts").alias("next_ts"), "bundle",
                              F.col("broker").alias("next_broker"))
+    reported = ownership.select("cluster", F.col("snapshot_ts").alias("next_ts"), "broker").distinct() \
+        .withColumn("_reported", F.lit(True))
     still = (layouts.select("cluster", F.col("snapshot_ts").alias("next_ts"), "namespace",
                             F.explode(F.arrays_zip(F.slice("boundaries", 1, F.size("boundaries") - 1).alias("lo"),
                                                    F.slice("boundaries", 2, F.size("boundaries") - 1).alias("up")))
                             .alias("b"))
              .select("cluster", "next_ts", "namespace", F.concat_ws("_", "b.lo", "b.up").alias("bundle_range"))
              .withColumn("in_next_layout", F.lit(True)))
-    return (now.join(snaps.where(F.col("next_ts").isNotNull()), ["cluster", "snapshot_ts"])
-            .join(later, ["cluster", "next_ts", "bundle"], "left")
+    unowned = F.col("next_broker").isNull() & F.col("_reported").isNotNull()
+    return (now.join(later, ["cluster", "next_ts", "bundle"], "left")
             .join(still, ["cluster", "next_ts", "namespace", "bundle_range"], "left")
-            .where(F.col("in_next_layout") & (F.col("next_broker").isNull() | (F.col("next_broker") != F.col("broker"))))
+            .join(reported, ["cluster", "next_ts", "broker"], "left")
+            .where(F.col("in_next_layout") & (unowned | (F.col("next_broker") != F.col("broker"))))
             .select("cluster", "snapshot_ts", "bundle", "broker", "next_broker"))
 
 
-def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Column, label: str | None = None) -> dict:
+def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Column, label: str | None = None,
+                    up: DataFrame | None = None) -> dict:
     """Precision and recall of ``strategy``'s replayed unloads against the recorded moves (``strategy``: a name, or
-    a column of the strategy configured at each row's snapshot, described by ``label``)."""
+    a column of the strategy configured at each row's snapshot, described by ``label``). With ``up``, the moves'
+    own (``stayed_up``), an unload from a broker that then left or restarted is no prediction either: whatever
+    the strategy chose, the bundle moved for that."""
     predicted = decisions.where(F.col("strategy") == strategy).select(
         "cluster", "snapshot_ts", "bundle", "broker", F.col("destination").alias("predicted_destination"))
+    if up is not None:
+        predicted = predicted.join(up, ["cluster", "snapshot_ts", "broker"], "left_semi")
     # the last snapshot has no next one to confirm its predictions: none after the last recorded move's counts.
     # The bound joins the same query (a collect of it first had computed the moves' joins twice, 2 of the report's
     # 13 s on M; in one query Spark computes them once and reuses them)
