@@ -64,11 +64,15 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
     # a dynamic value Pulsar cannot convert in the last snapshot's configuration is left out, as Pulsar leaves it
     dynamic = sorted(landing.glob("*/*/manifest.json"))[-1].parent / "config/dynamic.json"
     dynamic.write_text(json.dumps({"loadBalancerBrokerOverloadedThresholdPercentage": "85%"}))
+    # a snapshot whose load reports were all lost: the history skips it, and says so
+    bare = sorted(landing.glob("*/*/manifest.json"))[2].parent
+    shutil.rmtree(bare / "lb/brokers")
     assert main(["simulate", "--landing", str(landing), "--day", DEMO_DAY, "--json", "--quiet"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert any(n.startswith(f"{dynamic}: field 'loadBalancerBrokerOverloadedThresholdPercentage'") for n in notes)
     assert any(str(victim) in n and "left out" in n for n in notes)
     assert f"{array}: (root): expected a JSON object, got an array; left out" in notes
+    assert f"{bare}: no broker load report; the history goes from the snapshot before to the one after" in notes
     assert any("/topics/" in n and "expected a JSON object, got an array; left out" in n for n in notes)
     assert [n for n in notes if str(policies) in n] == [
         f"{policies}: backref.primary: expected a regex matchable in linear time, got '(a)\\\\1' (a backreference); "

@@ -57,7 +57,10 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
             continue
         policies.add(int(ts.timestamp() * 1000), *_policies(d, root, notes))
         read.append((d, ts))
-        for f in sorted((d / "lb" / "brokers").glob("*.json")):
+        reports = sorted((d / "lb" / "brokers").glob("*.json"))
+        if not reports:
+            notes.append(f"{d}: no broker load report; the history goes from the snapshot before to the one after")
+        for f in reports:
             parsed = _parsed(parse_local_broker_data, f, root, notes)
             if parsed is None:
                 continue

@@ -122,13 +122,25 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
     _refuse(root / layout.MANIFEST, problems)
     brokers, leader = rows[0]["brokers"], rows[0]["leader"]
     missing = set(rows[0]["missing_parts"])
-    reports, topics, ownership = {}, {}, {}
+    reports, topics, ownership, notes = {}, {}, {}, []
+
+    def present(rel: str) -> bool:
+        """A broker's part is read unless the manifest says it was not collected; one absent without a word is
+        left out too, with a note, as the nightly run goes on without it (a link or anything else is refused)."""
+        if rel in missing:
+            return False
+        if not os.path.lexists(root / rel):
+            notes.append(f"{root / rel}: missing, and not in the manifest's missingParts; left out, as the nightly "
+                         "run leaves it")
+            return False
+        return True
+
     for b in brokers:
-        if layout.local_broker_data(b) not in missing:
+        if present(layout.local_broker_data(b)):
             reports[b] = _checked(root, layout.local_broker_data(b), parse_local_broker_data, b)
-        if with_topics and layout.topic_stats(b) not in missing:
+        if with_topics and present(layout.topic_stats(b)):
             topics[b] = _checked(root, layout.topic_stats(b), parse_topic_stats, b)
-        if layout.ownership(b) not in missing:
+        if present(layout.ownership(b)):
             for bundle in _checked(root, layout.ownership(b), parse_ownership, b):
                 ownership[bundle] = b
     layouts, groups = {}, {}
@@ -142,7 +154,6 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
     bundle_data = {}
     for f in sorted((root / "lb" / "bundle-data").glob("*/*/*.json")):
         bundle_data[str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]] = _json(root, str(f.relative_to(root)))
-    notes: list[str] = []
     runtime = _config(root, layout.runtime_config(leader), notes) if leader else {}
     dynamic = _config(root, layout.DYNAMIC_CONFIG, notes)
     profile = profile or os.environ.get("LB_PULSAR_PROFILE") or profile_for(rows[0]["pulsar_version"], DEFAULT_PROFILE)

@@ -125,11 +125,13 @@ class ModularShedding:
 
 def apply_unloads(load: LoadData, unloads) -> LoadData:
     """The load after moving each unloaded bundle's current stats from its source to its destination (resource
-    usage is left as reported; message totals move with the bundles)."""
+    usage is left as reported; message totals move with the bundles). An unload between brokers this load does not
+    hold is left out of it: TransferShedder decides on the extensible manager's ``BrokerLoadData``, which a snapshot
+    can carry for a broker whose modular load report was not collected."""
     brokers = {b: {**r, "lastStats": dict(r.get("lastStats") or {}), "bundles": list(r.get("bundles") or [])}
                for b, r in load.brokers.items()}
     for u in unloads:
-        if not u.destination or u.bundle not in brokers[u.broker]["lastStats"]:
+        if u.destination not in brokers or u.bundle not in brokers.get(u.broker, {}).get("lastStats", {}):
             continue
         stats = brokers[u.broker]["lastStats"].pop(u.bundle)
         brokers[u.broker]["bundles"].remove(u.bundle)
