@@ -48,7 +48,7 @@ def test_sensor_requests_one_run_per_day_with_new_snapshots(tmp_path):
     assert [r.partition_key for r in requests] == ["2026-01-15", "2026-01-16"]
     assert requests[1].run_key == "2026-01-16@demo-cluster/2026-01-16T00-00-00Z"
     cursor = json.loads(ctx.cursor)
-    assert cursor == {"demo-cluster": "2026-01-16T00-00-00Z"}
+    assert cursor["newest"] == {"demo-cluster": "2026-01-16T00-00-00Z"}
 
     again = landing_sensor(dg.build_sensor_context(cursor=ctx.cursor, resources=resources, instance=instance))
     assert isinstance(again, dg.SkipReason)
@@ -72,7 +72,7 @@ def test_sensor_names_folders_that_are_not_utf8_with_their_bytes_escaped(tmp_pat
                                   instance=dg.DagsterInstance.ephemeral())
     (request,) = landing_sensor(ctx)
     assert request.run_key == "2026-01-15@demo-cluster/2026-01-15T22-00-00Z"
-    assert json.loads(ctx.cursor) == {"bad\\xffc": "2026-01-15T22-00-00Z", "demo-cluster": "2026-01-15T22-00-00Z"}
+    assert json.loads(ctx.cursor)["newest"] == {"bad\\xffc": "2026-01-15T22-00-00Z", "demo-cluster": "2026-01-15T22-00-00Z"}
 
 
 def test_sensor_leaves_a_day_alone_whose_bronze_is_newer_than_its_snapshots(tmp_path):
@@ -83,12 +83,37 @@ def test_sensor_leaves_a_day_alone_whose_bronze_is_newer_than_its_snapshots(tmp_
     resources = {"landing": LandingResource(path=str(tmp_path))}
     ctx = dg.build_sensor_context(resources=resources, instance=instance)
     assert isinstance(landing_sensor(ctx), dg.SkipReason)
-    assert json.loads(ctx.cursor) == {"demo-cluster": "2026-01-15T09-00-00Z"}
+    assert json.loads(ctx.cursor)["newest"] == {"demo-cluster": "2026-01-15T09-00-00Z"}
     late = tmp_path / "demo-cluster" / "2026-01-15T10-00-00Z"
     shutil.copytree(tmp_path / "demo-cluster" / "2026-01-15T09-00-00Z", late)
     os.utime(late / "manifest.json", (time.time() + 5, time.time() + 5))
     (run,) = landing_sensor(dg.build_sensor_context(cursor=ctx.cursor, resources=resources, instance=instance))
     assert run.partition_key == "2026-01-15"
+
+
+def test_sensor_runs_a_day_again_when_a_snapshot_lands_late_or_is_written_again(tmp_path):
+    """A collector catching up after an outage writes 10:00 after 11:00 was seen: the name alone never ran it."""
+    generate(tmp_path, "demo", seed=1, start="2026-01-15T09:00:00Z", snapshots=3)
+    cluster = tmp_path / "demo-cluster"
+    shutil.move(cluster / "2026-01-15T10-00-00Z", tmp_path / "outage")
+    resources, instance = {"landing": LandingResource(path=str(tmp_path))}, dg.DagsterInstance.ephemeral()
+    ctx = dg.build_sensor_context(resources=resources, instance=instance)
+    (first,) = landing_sensor(ctx)
+    assert first.run_key == "2026-01-15@demo-cluster/2026-01-15T11-00-00Z"
+    shutil.move(tmp_path / "outage", cluster / "2026-01-15T10-00-00Z")
+    manifest = cluster / "2026-01-15T10-00-00Z" / "manifest.json"
+    os.utime(manifest, (time.time() + 5, time.time() + 5))  # written now
+    (late,) = landing_sensor(ctx2 := dg.build_sensor_context(cursor=ctx.cursor, resources=resources, instance=instance))
+    assert late.partition_key == "2026-01-15"
+    assert late.run_key == f"2026-01-15@demo-cluster/2026-01-15T10-00-00Z@{manifest.stat().st_mtime:.0f}"
+    assert isinstance(landing_sensor(dg.build_sensor_context(cursor=ctx2.cursor, resources=resources, instance=instance)),
+                      dg.SkipReason)
+    # a cursor of an earlier version (names only) runs nothing that was ingested after its snapshots landed
+    os.utime(manifest, (time.time() - 5, time.time() - 5))
+    instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=["bronze", "snapshots"], partition="2026-01-15"))
+    old = json.dumps({"demo-cluster": "2026-01-15T11-00-00Z"})
+    assert isinstance(landing_sensor(dg.build_sensor_context(cursor=old, resources=resources, instance=instance)),
+                      dg.SkipReason)
 
 
 def test_the_projects_instance_queues_a_second_run_of_the_same_partition(tmp_path):
