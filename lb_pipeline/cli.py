@@ -106,7 +106,10 @@ def _whatif_split(args) -> int:
 
     snap = _loaded(args)
     positions = [int(p, 0) for p in args.positions.split(",")] if args.positions else None
+    said = len(snap.notes)
     results = whatif_split(snap, args.namespace, args.assume_sustained, positions)
+    for note in snap.notes[said:]:
+        print(f"lb-pipeline: note: {note}", file=sys.stderr)
     print(json.dumps(to_json(results), indent=2) if args.json else render_text(results, snap))
     return 0
 

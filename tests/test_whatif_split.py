@@ -150,3 +150,25 @@ def test_whatif_goes_on_without_a_broker_file_the_snapshot_lacks_and_names_it(bu
     assert transfer["unloads"] and "BrokerLoadData" in transfer["notes"][0]  # read from the snapshot's own files
     assert out.err.count("lb-pipeline: note: ") == len(gone)
     assert main(["whatif", "split", str(snap)]) == 0
+
+
+def test_sustained_load_stops_after_a_day_of_cycles_and_a_negative_hit_count_acts_at_once(busy_snapshot):
+    """A hit-count threshold of 2,147,483,647 had ``whatif shed`` loop for billions of cycles; a negative one ran
+    no cycle, and the what-if failed (UnboundLocalError) or showed the previous strategy's unloads."""
+    from lb_pipeline.whatif.shed import whatif_shed
+    from lb_pipeline.whatif.sustained import MAX_CYCLES
+
+    snap = load_snapshot(busy_snapshot)
+    keys = ("loadBalancerSheddingConditionHitCountThreshold", "loadBalancerAvgShedderHitCountHighThreshold",
+            "loadBalancerNamespaceBundleSplitConditionHitCountThreshold")
+    snap.config = snap.config.overridden(**{k: 2**31 - 1 for k in keys})
+    for result in whatif_shed(snap, ["AvgShedder", "TransferShedder"]):
+        assert any(f"the what-if ran {MAX_CYCLES:,}" in n for n in result.notes), result.notes
+    whatif_split(snap, assume_sustained=True)
+    assert [n for n in snap.notes if n.startswith(f"{keys[2]}=2147483647 asks for 2,147,483,648 cycles")]
+    at_once = {}
+    for threshold in (-3, 0):
+        snap.config = snap.config.overridden(**{keys[0]: threshold})
+        (transfer,) = whatif_shed(snap, ["TransferShedder"])
+        at_once[threshold] = transfer.unloads
+    assert at_once[-3] == at_once[0] and at_once[0]  # unloads at the first cycle, as Pulsar would

@@ -12,6 +12,7 @@ from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
+from lb_pipeline.whatif.sustained import sustained_cycles
 
 STRATEGIES = (*MODULAR_STRATEGIES, "TransferShedder")
 
@@ -57,22 +58,26 @@ def whatif_shed(snap: Snapshot, strategies: list[str], seed: int = 0, assume_sus
         if name == "TransferShedder":
             ext = extensible_load(snap)
             shedder = TransferShedder()
-            cycles = snap.config.get_int("loadBalancerSheddingConditionHitCountThreshold") + 1 if assume_sustained else 1
+            hits, capped = "loadBalancerSheddingConditionHitCountThreshold", []
+            threshold = snap.config.get_int(hits)
+            cycles = sustained_cycles(threshold + 1, f"{hits}={threshold}", capped) if assume_sustained else 1
             for _ in range(cycles):
                 result = shedder.find_bundles_for_unloading(ext, snap.config, snap.timestamp_ms)
                 if result.unloads:
                     break
-            result.notes.insert(0, f"input: {ext.source}")
+            result.notes[:0] = [f"input: {ext.source}", *capped]
         elif name in MODULAR_STRATEGIES:
             run = ModularShedding.named(name, snap.config, seed)
-            cycles = 1
+            cycles, capped = 1, []
             if assume_sustained and name == "AvgShedder":
-                cycles = max(snap.config.get_int("loadBalancerAvgShedderHitCountHighThreshold"),
-                             snap.config.get_int("loadBalancerAvgShedderHitCountLowThreshold"))
+                high, low = (snap.config.get_int(f"loadBalancerAvgShedderHitCount{x}Threshold") for x in ("High", "Low"))
+                cycles = sustained_cycles(max(high, low), f"loadBalancerAvgShedderHitCount{{High,Low}}Threshold={high},{low}",
+                                          capped)
             for i in range(cycles):
                 result = run.run_cycle(load, snap.config, snap.timestamp_ms + i * 60_000, snap.cluster_state())
                 if result.unloads:
                     break
+            result.notes[:0] = capped
         else:
             raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
         after = apply_unloads(load, result.unloads)

@@ -10,6 +10,7 @@ from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, SplitDecision, modular_split_candidates
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
+from lb_pipeline.whatif.sustained import sustained_cycles
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,11 @@ def whatif_split(snap: Snapshot, namespace: str | None = None, assume_sustained:
 
     modular = {d.bundle: d for d in modular_split_candidates(snap.reports, snap.bundle_data, counts, config)}
     extensible: dict[str, SplitDecision] = {}
-    if assume_sustained:  # as if this snapshot's stats had held for threshold+1 split cycles
-        runs = config.get_int("loadBalancerNamespaceBundleSplitConditionHitCountThreshold") + 1
-    else:
-        runs = 1
+    runs = 1
+    if assume_sustained:  # as if this snapshot's stats had held for threshold+1 split cycles (what it says: snap.notes)
+        threshold = config.get_int("loadBalancerNamespaceBundleSplitConditionHitCountThreshold")
+        runs = sustained_cycles(threshold + 1, f"loadBalancerNamespaceBundleSplitConditionHitCountThreshold={threshold}",
+                                snap.notes)
     for broker, report in snap.reports.items():
         strategy = ExtensibleSplitStrategy(config)
         for _ in range(runs):
