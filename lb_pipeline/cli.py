@@ -15,12 +15,19 @@ from lb_pipeline.errors import LbError
 
 
 def _generate(args) -> int:
+    from dataclasses import replace
+
     from lb_pipeline.snapshots.generate import PRESETS, generate, print_progress
 
     if args.preset not in PRESETS:
         raise LbError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
     if args.days < 1 or (args.snapshots is not None and args.snapshots < 1):
         raise LbError("--days and --snapshots must be at least 1")
+    preset = PRESETS[args.preset]
+    if args.interval is not None:  # a denser (or sparser) day than the preset's hourly snapshots
+        if not 1 <= args.interval <= 24 * 60 or args.days > 1:
+            raise LbError("--interval takes 1 to 1440 minutes, for one day (--days spreads each day's snapshots over it)")
+        preset = replace(preset, interval_minutes=args.interval)
     out = Path(args.out)
     cluster_dir = out / args.cluster
     if cluster_dir.exists() and any(cluster_dir.iterdir()):
@@ -29,7 +36,7 @@ def _generate(args) -> int:
         import shutil
 
         shutil.rmtree(cluster_dir)
-    dirs = generate(out, args.preset, seed=args.seed, start=args.start, cluster_name=args.cluster,
+    dirs = generate(out, preset, seed=args.seed, start=args.start, cluster_name=args.cluster,
                     snapshots=args.snapshots, progress=None if args.quiet else print_progress, balance=args.balance,
                     days=args.days)
     print(f"wrote {len(dirs)} snapshots of {args.cluster} under {cluster_dir}")
@@ -192,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", default="landing", help="landing folder (default ./landing)")
     g.add_argument("--seed", type=int, default=7)
     g.add_argument("--start", default="2026-01-15T00:00:00Z", help="time of the first snapshot (UTC)")
-    g.add_argument("--snapshots", type=int, default=None, help="override the preset's snapshot count (per day)")
+    g.add_argument("--snapshots", type=int, default=None, help="snapshots to write (default: the preset's), one every "
+                   "--interval minutes; with --days, per day, spread over it")
+    g.add_argument("--interval", type=int, metavar="MINUTES", help="minutes between snapshots (default: the preset's, 60)")
     g.add_argument("--days", type=int, default=1, help="days of history (default 1); over several days traffic and "
                                                        "topics grow, weekends are quieter and incidents happen")
     g.add_argument("--cluster", default="demo-cluster")

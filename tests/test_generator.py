@@ -178,3 +178,15 @@ def test_topics_are_created_over_the_days_and_incidents_are_recorded(fortnight):
 def test_zero_days_is_refused(tmp_path):
     with pytest.raises(ValueError, match="days must be at least 1"):
         generate(tmp_path / "c", "demo", days=0)
+
+
+def test_the_command_writes_a_denser_day_with_interval_and_refuses_one_it_cannot(tmp_path, capsys):
+    """``--snapshots 288`` alone wrote 288 hourly snapshots, twelve days, where the help promised them per day."""
+    from lb_pipeline.cli import main
+
+    assert main(["generate", "--out", str(tmp_path), "--snapshots", "3", "--interval", "2", "--quiet"]) == 0
+    assert [d.name for d in layout.iter_snapshot_dirs(tmp_path)] == [
+        "2026-01-15T00-00-00Z", "2026-01-15T00-02-00Z", "2026-01-15T00-04-00Z"]
+    for bad in (["--interval", "0"], ["--interval", "5", "--days", "2"]):
+        assert main(["generate", "--out", str(tmp_path / "x"), "--quiet", *bad]) == 2
+        assert "--interval takes 1 to 1440 minutes" in capsys.readouterr().err
