@@ -114,6 +114,8 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
         rows += [{**base, "strategy": "Test-twice"}] * 2  # the same bundle moved twice in one cycle
         later = times[times.index(base["snapshot_ts"]) + 1]
         rows += [{**base, "strategy": "Test-again"}, {**base, "strategy": "Test-again", "snapshot_ts": later}]
+        # TransferShedder's swapped-back bundles are not held back by the grace period (Pulsar does not check them)
+        rows += [{**base, "strategy": "Test-swap"}, {**base, "strategy": "Test-swap", "snapshot_ts": later, "swap": True}]
         picked.update(bundle=base["bundle"], later=later)
         return pd.DataFrame(rows, columns=pdf.columns)  # only these: the real ones may repeat within 600 minutes
 

@@ -134,7 +134,8 @@ def shedding_decisions(read: Read) -> DataFrame:
     live = _live(read)
     dest = live.withColumnRenamed("live_broker", "destination").withColumn("destination_live", F.lit(True))
     # Pulsar purges recently-unloaded bundles older than the grace period before each cycle (ModularLoadManagerImpl,
-    # UnloadScheduler): unloading the same bundle again is allowed only once more than the grace period has passed
+    # UnloadScheduler): unloading the same bundle again is allowed only once more than the grace period has passed;
+    # but TransferShedder checks only the overloaded broker's bundles, not those it swaps back in exchange ("swap")
     grace_minutes = per_cluster(cluster_configs(read("bronze", "config"), read("bronze", "snapshots")),
                                 lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"), ts="snapshot_ts")
     previous = F.lag("snapshot_ts").over(Window.partitionBy("cluster", "strategy", "bundle").orderBy("snapshot_ts"))
@@ -143,7 +144,8 @@ def shedding_decisions(read: Read) -> DataFrame:
             .join(dest, [*KEYS, "destination"], "left")
             .withColumn("destination_live", F.col("destination").isNull() | F.coalesce("destination_live", F.lit(False)))
             .withColumn("destination_differs", F.col("destination").isNull() | (F.col("destination") != F.col("broker")))
-            .withColumn("outside_grace_period", F.coalesce(minutes_since > grace_minutes, F.lit(True)))
+            .withColumn("outside_grace_period", F.coalesce(minutes_since > grace_minutes, F.lit(True))
+                        | F.coalesce(F.col("swap"), F.lit(False)))
             .join(_load_change(df, reports, live), [*KEYS, "strategy"], "left"))
 
 
