@@ -108,3 +108,21 @@ def test_each_slot_gets_its_own_task_in_slot_order(spark, n):
     placed = (spark.createDataFrame([(k, i) for i, k in enumerate(keys)], "k int, slot int").repartition(n, "k")
               .select("slot", F.spark_partition_id().alias("task")).collect())
     assert sorted((r["slot"], r["task"]) for r in placed) == [(i, i) for i in range(n)]
+
+
+def test_simulate_from_the_lake_names_a_snapshot_without_load_reports(lake, spark):
+    from lb_pipeline.transforms.simulation import lake_history
+
+    times = sorted(r[0] for r in lake.read(spark, "bronze", "snapshots", DEMO_DAY).select("snapshot_ts").collect())
+
+    class LostReports:  # the lake, with every load report of the second snapshot quarantined
+        root = lake.root
+
+        def read(self, spark, layer, table, day=None):
+            df = lake.read(spark, layer, table, day)
+            return df.where(df["snapshot_ts"] != times[1]) if table == "broker_reports" else df
+
+    notes = lake_history(spark, LostReports(), DEMO_DAY, None)[4]
+    assert notes == [f"demo-cluster {times[1]:%Y-%m-%dT%H:%M:%SZ}: no broker load report; the history goes from the "
+                     "snapshot before to the one after"]
+    assert lake_history(spark, lake, DEMO_DAY, None)[4] == []

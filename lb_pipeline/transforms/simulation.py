@@ -250,4 +250,11 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
                                                                       "failure_domains")))
     policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == chosen).collect())
     topics = split_topic_rows(bundle_rows, lake.read(spark, "bronze", "topic_stats", day), config, []).toPandas()
-    return chosen, brokers[brokers["cluster"] == chosen], bundle_rows.toPandas(), config, [], policies, topics
+    brokers = brokers[brokers["cluster"] == chosen]
+    snapshots = lake.read(spark, "bronze", "snapshots", day)
+    reported = set(pd.to_datetime(brokers["snapshot_ts"]))
+    notes = [f"{chosen} {pd.Timestamp(r['snapshot_ts']):%Y-%m-%dT%H:%M:%SZ}: no broker load report; the history goes "
+             "from the snapshot before to the one after"
+             for r in snapshots.where(snapshots["cluster"] == chosen).select("snapshot_ts").orderBy("snapshot_ts").collect()
+             if pd.Timestamp(r["snapshot_ts"]) not in reported]
+    return chosen, brokers, bundle_rows.toPandas(), config, notes, policies, topics
