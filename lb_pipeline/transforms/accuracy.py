@@ -7,8 +7,9 @@ moved); with the load reports, a bundle whose broker did not stay up until the n
 its report was not collected there: those moves are placements forced on Pulsar, not shedding, as the simulation's
 validation counts them too); and a bundle nobody owns at the next snapshot while its broker reported no ownership
 there (its ownership file was not collected or was quarantined: counting every bundle of it as unloaded would cut
-the replay's recall for nothing the cluster did). A prediction is an unload the replay chose at *t*; it is confirmed when the bundle
-moved away from that broker before the next snapshot (``destination_agrees`` when it landed where predicted).
+the replay's recall for nothing the cluster did). A prediction is an unload the replay chose at *t*; it is
+confirmed when the bundle moved away from that broker before the next snapshot (``destination_agrees`` when it
+landed where predicted).
 Pulsar sheds every ``loadBalancerSheddingIntervalMinutes`` while snapshots are further apart, and operators move
 bundles by hand too, so recall counts every move and says so. All in Spark; only the counts reach the driver.
 """
