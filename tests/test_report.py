@@ -88,6 +88,17 @@ def test_capacity_shows_a_forecast_chart_per_domain_with_enough_nights_and_says_
     assert "Not enough history" in thin and "capacity-chart" not in thin and 'data-testid="loss-table"' in thin
 
 
+def test_a_one_broker_cluster_is_told_it_survives_no_loss_instead_of_an_empty_loss_table():
+    one = {**_capacity(1), "losses": [], "add_now": 0, "add_later": 0}
+    html = render_nightly(_context(capacity=one, broker_count=1, snapshot_count=1))
+    (note,) = html.split('data-testid="no-loss">')[1:]
+    assert note.startswith("The cluster has one broker: losing it stops every topic") and "to add so that the cluster " \
+        "survives losing one: 1 (tonight's peak, 59.0 %, must fit under the 85 % threshold" in note
+    assert 'data-testid="loss-table"' not in html and "1 snapshot, 1 broker at the last one" in html
+    many = render_nightly(_context(capacity=one, broker_count=3))
+    assert "no broker reported a capacity" in many and "survives each loss" not in many
+
+
 def test_text_from_inputs_is_escaped_everywhere():
     html = render_nightly(_context())
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
