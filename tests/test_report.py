@@ -95,6 +95,8 @@ def test_a_one_broker_cluster_is_told_it_survives_no_loss_instead_of_an_empty_lo
     assert note.startswith("The cluster has one broker: losing it stops every topic") and "to add so that the cluster " \
         "survives losing one: 1 (tonight's peak, 59.0 %, must fit under the 85 % threshold" in note
     assert 'data-testid="loss-table"' not in html and "1 snapshot, 1 broker at the last one" in html
+    zero = {**one, "headline": {**one["headline"], "threshold": 0.0}}  # a threshold of 0 is a value Pulsar takes
+    assert "no survivor is left to size.</p>" in render_nightly(_context(capacity=zero, broker_count=1))
     many = render_nightly(_context(capacity=one, broker_count=3))
     assert "no broker reported a capacity" in many and "survives each loss" not in many
 
