@@ -19,6 +19,8 @@ from lb_pipeline.simulation.load_model import RESOURCES
 TRAFFIC = ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")
 CLIENTS = ("producer_count", "consumer_count")
 MAX_GAP_FACTOR = 3  # an interval longer than this many typical intervals is a gap in the history
+# a snapshot without any broker load report has no row here: the history goes on without it, and says so
+NO_LOAD_REPORT = "{}: no broker load report; the history goes from the snapshot before to the one after"
 
 
 @dataclass

@@ -21,6 +21,7 @@ from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.bundles import topic_hash
 from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes, parsed_whole
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS
+from lb_pipeline.simulation.history import NO_LOAD_REPORT
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import load_snapshot
@@ -59,7 +60,7 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
         read.append((d, ts))
         reports = sorted((d / "lb" / "brokers").glob("*.json"))
         if not reports:
-            notes.append(f"{d}: no broker load report; the history goes from the snapshot before to the one after")
+            notes.append(NO_LOAD_REPORT.format(d))
         for f in reports:
             parsed = _parsed(parse_local_broker_data, f, root, notes)
             if parsed is None:

@@ -27,7 +27,7 @@ from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.config import cluster_configs
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
-from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.history import NO_LOAD_REPORT, build_history
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
@@ -244,17 +244,15 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
         raise LbError(f"choose a cluster with --cluster: {', '.join(clusters)}")
     bundle_rows = lake.read(spark, "bronze", "bundle_reports", day)
     bundle_rows = bundle_rows.where(bundle_rows["cluster"] == chosen)
-    config = cluster_configs(lake.read(spark, "bronze", "config", day), lake.read(spark, "bronze", "snapshots", day),
-                             profile).of(chosen)
+    snapshots = lake.read(spark, "bronze", "snapshots", day)
+    config = cluster_configs(lake.read(spark, "bronze", "config", day), snapshots, profile).of(chosen)
     rows = policy_rows(*(lake.read(spark, "bronze", t, day) for t in ("ownership", "namespaces", "config",
                                                                       "failure_domains")))
     policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == chosen).collect())
     topics = split_topic_rows(bundle_rows, lake.read(spark, "bronze", "topic_stats", day), config, []).toPandas()
     brokers = brokers[brokers["cluster"] == chosen]
-    snapshots = lake.read(spark, "bronze", "snapshots", day)
     reported = set(pd.to_datetime(brokers["snapshot_ts"]))
-    notes = [f"{chosen} {pd.Timestamp(r['snapshot_ts']):%Y-%m-%dT%H:%M:%SZ}: no broker load report; the history goes "
-             "from the snapshot before to the one after"
+    notes = [NO_LOAD_REPORT.format(f"{chosen} {pd.Timestamp(r['snapshot_ts']):%Y-%m-%dT%H:%M:%SZ}")
              for r in snapshots.where(snapshots["cluster"] == chosen).select("snapshot_ts").orderBy("snapshot_ts").collect()
              if pd.Timestamp(r["snapshot_ts"]) not in reported]
     return chosen, brokers, bundle_rows.toPandas(), config, notes, policies, topics
