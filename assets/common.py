@@ -13,26 +13,28 @@ def key(layer: str, name: str) -> dg.AssetKey:
     return dg.AssetKey([layer, name])
 
 
-_CONFIGS: dict[tuple, object] = {}  # (lake, day, profile, versions of bronze/config and bronze/snapshots) → configs
+_SOURCES = ("config", "snapshots", "broker_reports")  # the bronze tables a night's configurations come from
+_CONFIGS: dict[tuple, object] = {}  # (lake, day, profile, versions of the _SOURCES) → configs
 
 
 def day_configs(session, lake, day: str):
     """Each cluster's effective Pulsar configuration on the day, snapshot by snapshot: a landing may hold clusters
-    configured differently, and each is replayed and judged under its own, as it was at each snapshot. Read once per
-    version of the two bronze tables it comes from: ten assets of a night ask, and each read is a few Spark jobs."""
-    key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"),
-           *(lake.version(session, "bronze", t) for t in ("config", "snapshots")))
+    configured differently, and each is replayed and judged under its own, as its leader ran it at each snapshot. Read
+    once per version of the bronze tables it comes from: ten assets of a night ask, and each read is a few Spark jobs."""
+    key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"), *(lake.version(session, "bronze", t) for t in _SOURCES))
     if key not in _CONFIGS:
         _CONFIGS.clear()  # only the latest night is asked for again
-        _CONFIGS[key] = cluster_configs(*(lake.read(session, "bronze", t, day) for t in ("config", "snapshots")))
+        config, snapshots, reports = (lake.read(session, "bronze", t, day) for t in _SOURCES)
+        _CONFIGS[key] = cluster_configs(config, snapshots, reports=reports)
     return _CONFIGS[key]
 
 
 def day_config(session, lake, day: str, cluster: str):
     """``cluster``'s effective Pulsar configurations on the day (the profile's defaults if none of its snapshots
     landed, not another cluster's)."""
-    config, snapshots = (lake.read(session, "bronze", t, day) for t in ("config", "snapshots"))
-    return cluster_configs(*(df.where(df["cluster"] == cluster) for df in (config, snapshots)))
+    config, snapshots, reports = (df.where(df["cluster"] == cluster) for df in (lake.read(session, "bronze", t, day)
+                                                                                for t in _SOURCES))
+    return cluster_configs(config, snapshots, reports=reports)
 
 
 def options(group: str) -> dict:

@@ -157,15 +157,15 @@ def _simulate(args) -> int:
     if args.landing:
         from lb_pipeline.simulation.landing import read_history
 
-        cluster, brokers, bundles, config, notes, policies, topics = read_history(args.landing, args.day,
-                                                                                  args.cluster, args.profile)
+        cluster, brokers, bundles, config, notes, policies, topics, ran = read_history(
+            args.landing, args.day, args.cluster, args.profile)
     else:
         from lb_pipeline.settings import lake_root_from_env
         from lb_pipeline.spark.lake import Lake
         from lb_pipeline.spark.session import get_session
         from lb_pipeline.transforms.simulation import lake_history
 
-        cluster, brokers, bundles, config, notes, policies, topics = lake_history(
+        cluster, brokers, bundles, config, notes, policies, topics, ran = lake_history(
             get_session(), Lake(args.lake or lake_root_from_env()), args.day, args.cluster, args.profile)
     overrides = dict(_key_value(kv) for kv in args.set or ())
     unknown = sorted(k for k in overrides if k not in config)
@@ -175,7 +175,7 @@ def _simulate(args) -> int:
         config = config.overridden(**overrides)
         runs = run_list(config, args.strategy or STRATEGIES, sets_per_strategy=args.sets, seeds=tuple(range(args.seeds)))
         result = simulate_all(cluster, brokers, bundles, config, runs, None if args.quiet else progress_bar(len(runs)),
-                              policies, topics)
+                              policies, topics, None if overrides else ran)  # --set: validated as set all day
     except ValueError as exc:
         raise LbError(str(exc)) from None
     result["notes"] = notes + result["notes"]

@@ -149,6 +149,10 @@ def test_the_assets_read_the_configurations_once_per_version_of_the_bronze_table
             [("a", _at(1), "runtime:a-1", key, threshold, DEMO_DAY)],
             "cluster string, snapshot_ts timestamp, source string, key string, value string, snapshot_date string"),
             "bronze", "config", DEMO_DAY)
+        lake.write_partition(spark.createDataFrame(  # whose start says which strategy the leader runs
+            [("a", _at(1), "a-1", 0, DEMO_DAY)],
+            "cluster string, snapshot_ts timestamp, broker string, start_timestamp_ms long, snapshot_date string"),
+            "bronze", "broker_reports", DEMO_DAY)
 
     land("70")
     first = day_configs(spark, lake, DEMO_DAY)

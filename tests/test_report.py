@@ -18,7 +18,7 @@ def _context(**over):
     ctx = {
         "cluster": f"c{EVIL}", "day": DEMO_DAY, "latest": "x", "snapshot_count": 1, "broker_count": 1,
         "strategy": "ThresholdShedder", "algorithm": "range_equally_divide", "grace_minutes": 30, "profile": "pulsar-4.0",
-        "config_changes": [], "replayed": True, "strategy_changed": False,
+        "config_changes": [], "config_notes": [f"note{EVIL}"], "replayed": True, "strategy_changed": False,
         "actions": {"splits": [], "unloads": [{"bundle": f"t/ns/{EVIL}", "source": "b1", "destination": "b2", "why": "w",
                                                "command": f"pulsar-admin namespaces unload 't/ns' --bundle '{EVIL}'"}]},
         "heat": {"rows": HeatRows([f"b{EVIL}"], [f"calm{EVIL}"], 0.85, 0.10), "times": ["00:00"],
@@ -106,6 +106,7 @@ def test_text_from_inputs_is_escaped_everywhere():
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "no split can relieve it" in html and "90.0%" in html  # the near-threshold row, with units
     assert "its CRC-32 is 0xffffffff" in html  # a topic Pulsar cannot look up is named
+    assert '<p class="warn" data-testid="config-not-running">note&lt;script&gt;' in html  # a strategy not running yet
     assert "precision 66.7%, recall 50.0%" in " ".join(html.split())
     assert "predicted 3 of the 4 unloads the cluster made (precision 100.0%, recall 75.0%" in html
     assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
@@ -145,7 +146,7 @@ def test_a_plugin_strategy_is_said_not_to_be_replayed_instead_of_moving_nothing(
 def test_the_simulations_validation_says_when_the_configured_strategy_changed_during_the_night():
     assert 'data-testid="validation-strategy-changed"' not in render_nightly(_context())
     changed = render_nightly(_context(strategy_changed=True))
-    assert 'data-testid="validation-strategy-changed"' in changed and "the last one, all night" in changed
+    assert 'data-testid="validation-strategy-changed"' in changed and "each snapshot under the one the leader ran" in changed
 
 
 def test_a_night_where_no_snapshot_landed_says_so_first():

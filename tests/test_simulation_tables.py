@@ -36,14 +36,16 @@ def test_every_run_is_complete_and_conserves_traffic(lake, spark):
 
 
 def test_spark_runs_equal_the_same_runs_in_one_process(lake, spark, demo_landing):
-    cluster, brokers, bundles, config, _, policies, topics = read_history(demo_landing, DEMO_DAY)
-    local = simulate_all(cluster, brokers, bundles, config, run_list(config), policies=policies, topics=topics)
+    cluster, brokers, bundles, config, _, policies, topics, ran = read_history(demo_landing, DEMO_DAY)
+    local = simulate_all(cluster, brokers, bundles, config, run_list(config), policies=policies, topics=topics, ran=ran)
     on_spark = {r.strategy: r for r in lake.read(spark, "gold", "simulation_runs", DEMO_DAY).collect()}
     for r in local["runs"]:
         s = on_spark[r["strategy"]]
         assert (s.unloads, s.reconnections, s.ping_pongs, s.splits) == (
             r["unloads"], r["reconnections"], r["ping_pongs"], r["splits"]), r["strategy"]
         assert s.usage_std_mean == pytest.approx(r["usage_std_mean"], rel=1e-9)
+        assert (s.recorded_unloads, s.predicted_unloads, s.matched_unloads) == tuple(  # the validated run's
+            r.get(k) for k in ("recorded_unloads", "predicted_unloads", "matched_unloads")), r["strategy"]
     rec = lake.read(spark, "gold", "recommendations", DEMO_DAY).first()
     assert rec.strategy == local["recommendation"]["strategy"]
 

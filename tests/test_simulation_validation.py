@@ -22,7 +22,7 @@ DAY = "2026-01-15"
 def balanced(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(f"balanced-{request.param}")
     dirs = generate(out, "demo", seed=5, balance=request.param)
-    cluster, brokers, bundles, config, _, policies, topics = read_history(out, DAY)
+    cluster, brokers, bundles, config, _, policies, topics, _ = read_history(out, DAY)
     history = build_history(cluster, brokers, bundles)
     model = LoadModel.from_table(fit_load_model(brokers), history.brokers)
     return request.param, dirs, history, model, run_config(config, {})[0], policies
@@ -53,6 +53,31 @@ def test_the_simulation_of_another_strategy_does_not(balanced):
     other = "OverloadShedder" if strategy != "OverloadShedder" else "UniformLoadShedder"
     result = predict_recorded(history, model, config, other, policies=policies)
     assert not (result["precision"] >= 0.9 and result["recall"] >= 0.9), result
+
+
+@pytest.mark.parametrize("first, then", [("ThresholdShedder", "UniformLoadShedder"),
+                                         ("UniformLoadShedder", "OverloadShedder")])
+def test_the_validation_follows_a_leader_that_restarted_with_another_strategy(tmp_path, first, then):
+    """At noon the leader restarts with another strategy (its load manager reads it only then): the validation of
+    the configured strategy runs, snapshot by snapshot, the one the leader ran, and predicts the unloads of both;
+    simulating the last one all night, as it once did, does not."""
+    dirs = generate(tmp_path, "demo", seed=5, balance=first, restart_leader_with=(12, then))
+    made = {e["strategy"] for d in dirs for e in json.loads((d / "manifest.json").read_text())["generator"]["events"]
+            if e["type"] == "unload"}
+    assert made == {first, then}
+    cluster, brokers, bundles, config, _, policies, _, ran = read_history(tmp_path, DAY)
+    changes, restarts = ran.changes(cluster), ran.leader_restarts(cluster)
+    assert [configured_strategy(c) for _, c in changes] == [first, then] and restarts == [changes[1][0]]
+    history = build_history(cluster, brokers, bundles)
+    model = LoadModel.from_table(fit_load_model(brokers), history.brokers)
+    config = run_config(config, {})[0]
+    followed = predict_recorded(history, model, config, then, policies=policies,
+                                changes=[(ms, run_config(c, {})[0]) for ms, c in changes], restarts=restarts)
+    assert followed["recorded_unloads"] >= 10
+    assert followed["precision"] >= 0.9 and followed["recall"] >= 0.9, followed
+    assert followed["destinations_agree"] >= 0.9 * followed["matched_unloads"]
+    last_only = predict_recorded(history, model, config, then, policies=policies)
+    assert not (last_only["precision"] >= 0.9 and last_only["recall"] >= 0.9), last_only
 
 
 def test_the_generator_balances_only_with_a_modular_strategy(tmp_path):

@@ -52,10 +52,16 @@ def test_the_recommendation_is_the_knee_with_its_configuration_and_dynamic_comma
     assert rec["broker_conf"].splitlines() == [f"loadBalancerLoadSheddingStrategy={IMPL}AvgShedder",
                                                f"loadBalancerLoadPlacementStrategy={IMPL}AvgShedder",
                                                "loadBalancerAvgShedderHighThreshold=30"]
-    # the placement strategy is not a dynamic setting: no admin command for it
+    # the placement strategy is not a dynamic setting: no admin command for it; and a load manager reads both
+    # strategies only when it starts (ModularLoadManagerImpl.initialize): the brokers must restart
     assert rec["commands"] == [
         f"pulsar-admin brokers update-dynamic-config --config loadBalancerLoadSheddingStrategy --value {IMPL}AvgShedder",
-        "pulsar-admin brokers update-dynamic-config --config loadBalancerAvgShedderHighThreshold --value 30"]
+        "pulsar-admin brokers update-dynamic-config --config loadBalancerAvgShedderHighThreshold --value 30",
+        "# loadBalancerLoadSheddingStrategy and loadBalancerLoadPlacementStrategy take effect when a broker's load "
+        "manager starts: restart the brokers one at a time"]
+    same = recommend([run("ThresholdShedder", 0.1, 10, loadBalancerBrokerThresholdShedderPercentage=5)], 0.3,
+                     PulsarConfig())
+    assert not any(c.startswith("#") for c in same["commands"])  # thresholds are read on every cycle
 
 
 def test_no_recommendation_when_nothing_beats_leaving_ownership_alone():
@@ -79,6 +85,10 @@ def test_a_modular_strategy_for_a_cluster_on_the_extensible_load_manager_switche
     assert rec["broker_conf"].splitlines() == [f"loadManagerClassName={MODULAR_LOAD_MANAGER}"]
     assert rec["commands"] == [
         f"pulsar-admin brokers update-dynamic-config --config loadManagerClassName --value {MODULAR_LOAD_MANAGER}"]
+    # another strategy too: set before the load manager class, whose change makes every broker create a new load
+    # manager that reads it (BrokerService's listener), so no restart
+    uniform = recommend([run("UniformLoadShedder", 0.1, 10)], 0.3, extensible)["commands"]
+    assert [c.split()[4] for c in uniform] == ["loadBalancerLoadSheddingStrategy", "loadManagerClassName"]
     already = recommend([run("TransferShedder", 0.1, 10)], 0.3, extensible)
     assert already["strategy"] == "TransferShedder" and already["broker_conf"] == ""
 

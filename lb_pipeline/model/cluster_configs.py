@@ -7,8 +7,9 @@ with its own configuration, as its own leader would; a cluster with no snapshot 
 Dynamic overrides change while brokers run (``pulsar-admin brokers update-dynamic-config``) and a rolling upgrade
 changes the release mid-night. Pulsar's leader reads its live ``ServiceConfiguration`` on every cycle
 (``ModularLoadManagerImpl.doLoadShedding``, ``checkNamespaceBundleSplit``), so a replay of a snapshot takes the
-configuration in force at that snapshot (``at``); what looks ahead (the simulation, the recommendation, the capacity
-forecast) takes the cluster's current one, that of its last snapshot (``of``).
+configuration in force at that snapshot (``at``), except the two strategy classes, which its load manager reads
+only when it starts (``model.at_start``: the history holds what the leader runs); what looks ahead (the simulation,
+the recommendation, the capacity forecast) takes the cluster's current one, that of its last snapshot (``of``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 
-from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.config import LOAD_BALANCER_KEYS, PulsarConfig
 
 Change = tuple[int, PulsarConfig]  # from this snapshot (epoch milliseconds) on, this configuration
 
@@ -26,8 +27,11 @@ class ClusterConfigs(Mapping[str, PulsarConfig]):
     changes over the night."""
 
     def __init__(self, by_cluster: Mapping[str, PulsarConfig], default: PulsarConfig,
-                 history: Mapping[str, Sequence[Change]] | None = None):
+                 history: Mapping[str, Sequence[Change]] | None = None, notes: Mapping[str, list[str]] | None = None,
+                 restarts: Mapping[str, list[int]] | None = None):
         self._by = dict(by_cluster)
+        self._notes = {c: list(n) for c, n in (notes or {}).items() if n}
+        self._restarts = {c: sorted(r) for c, r in (restarts or {}).items() if r}
         self.default = default
         self._history = {c: sorted(h, key=lambda change: change[0]) for c, h in (history or {}).items() if h}
         for cluster, changes in self._history.items():  # a cluster with a history has a current configuration
@@ -55,6 +59,14 @@ class ClusterConfigs(Mapping[str, PulsarConfig]):
         time ``None``, where nothing is known of its history)."""
         return list(self._history.get(cluster) or [(None, self.of(cluster))])
 
+    def notes(self, cluster: str | None) -> list[str]:
+        """Where the cluster's leader runs another strategy than its snapshots record (``model.at_start``)."""
+        return list(self._notes.get(cluster, []))
+
+    def leader_restarts(self, cluster: str | None) -> list[int]:
+        """The times of the snapshots whose leader runs a new load manager (``model.at_start.leader_history``)."""
+        return list(self._restarts.get(cluster, []))
+
     def distinct(self) -> list[PulsarConfig]:
         """Every configuration a row may get (the default first), each once."""
         out = [self.default]
@@ -71,3 +83,13 @@ class ClusterConfigs(Mapping[str, PulsarConfig]):
 
     def __len__(self) -> int:
         return len(self._by)
+
+
+def changed(before: PulsarConfig, after: PulsarConfig) -> dict[str, tuple[str, str]]:
+    """The load-balancer keys (and ``profile``) whose values differ: key → (before, after). The rest of a broker's
+    runtime config (addresses, ports, storage) differs from broker to broker, and a new leader is no change."""
+    out = {k: (before.get(k, ""), after.get(k, "")) for k in sorted(LOAD_BALANCER_KEYS)
+           if before.get(k) != after.get(k)}
+    if before.profile != after.profile:
+        out["profile"] = (before.profile, after.profile)
+    return out

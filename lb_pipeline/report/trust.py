@@ -17,12 +17,12 @@ from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
 
-from lb_pipeline.model.cluster_configs import ClusterConfigs
+from lb_pipeline.model.cluster_configs import ClusterConfigs, changed
 from lb_pipeline.model.config import configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES as REPLAYED  # Pulsar's five; a plugin's cannot be replayed
 from lb_pipeline.snapshots.layout import local_broker_data
 from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy, stayed_up
-from lb_pipeline.transforms.config import changed, per_cluster
+from lb_pipeline.transforms.config import per_cluster
 
 
 def usage_notes(usage) -> list[str]:

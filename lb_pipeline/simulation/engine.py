@@ -64,6 +64,7 @@ class Simulation:
     anchored: bool = False  # at each snapshot take the recorded ownership and usage (one-step-ahead validation)
     profiles: TopicProfiles | None = None  # topic-level stats of the bundles that can split
     splits: Splits | None = None  # the load manager's split trigger; None: bundles split only as recorded
+    config_at: Callable[[int], PulsarConfig] | None = None  # the configuration of a cycle's time; None: ``config``
 
     def __post_init__(self):
         h = self.history
@@ -106,6 +107,7 @@ class Simulation:
         state = self.policies.state(live, t)
         load = self._load(i, traffic, live_idx)
         view = {"snapshot": i, "new_snapshot": new_snapshot, "bundle_index": self.bundle_index}
+        config = self.config if self.config_at is None else self.config_at(t)
         homeless = ~held_by(self.owner, live_idx, len(h.brokers))
         if new_snapshot and self._restarting:  # a restarted broker comes back empty
             homeless |= held_by(self.owner, [h.brokers.index(b) for b in self._restarting], len(h.brokers))
@@ -114,7 +116,7 @@ class Simulation:
             self.balancer.placement.new_cycle()
             up = self.policies.state([b for b in live if b not in self._restarting], t) if new_snapshot else state
             for n in orphans.tolist():
-                dest = self.balancer.place(bs.names[n], load, self.config, up, view)
+                dest = self.balancer.place(bs.names[n], load, config, up, view)
                 if dest is not None:
                     moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), "placed", "orphan"))
             load = self._load(i, traffic, live_idx)
@@ -122,11 +124,11 @@ class Simulation:
         owned = np.bincount(self.owner[present & (self.owner >= 0)], minlength=len(h.brokers))[live_idx]
         unowned = int((present & ~held_by(self.owner, live_idx, len(h.brokers))).sum())
         view["owners"] = Owners(bs.names, h.brokers, self.owner, present & (self.owner >= 0))
-        for u in self.balancer.unloads(load, self.config, t, state, view):
+        for u in self.balancer.unloads(load, config, t, state, view):
             n = view["bundle_index"][u.bundle]
             if h.brokers[self.owner[n]] != u.broker:
                 continue  # moved already this cycle
-            dest = u.destination or self.balancer.placement.select(u.bundle, load, self.config, state)
+            dest = u.destination or self.balancer.placement.select(u.bundle, load, config, state)
             if dest is None or dest == u.broker or dest not in live:
                 continue
             moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload", u.swap))

@@ -1,8 +1,9 @@
 """A day's history straight from a landing folder, without Spark: the operator's quick what-if path.
 
 Reads only what the simulation needs — each snapshot's ``lb/brokers/*.json`` (``LocalBrokerData`` with its
-``lastStats``) through the same parser as ingest, the configuration of the day's last snapshot, and the topic-level
-stats (``topics/<broker>.json``) of the brokers that own a bundle past a split threshold, for the simulated splits.
+``lastStats``) through the same parser as ingest, each snapshot's configuration (as its leader ran it), and the
+topic-level stats (``topics/<broker>.json``) of the brokers that own a bundle past a split threshold, for the
+simulated splits.
 A file that does not parse is left out and named in the notes, as ingest would quarantine it.
 """
 
@@ -13,18 +14,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from lb_pipeline.errors import LbError
+from lb_pipeline.errors import InputError, LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.formats.brokers import parse_local_broker_data
 from lb_pipeline.formats.cluster import isolation_policy_map
 from lb_pipeline.formats.topics import parse_topic_stats
+from lb_pipeline.model.at_start import Shot, leader_history
 from lb_pipeline.model.bundles import topic_hash
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes, parsed_whole
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS
 from lb_pipeline.simulation.history import NO_LOAD_REPORT
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.snapshots import layout
-from lb_pipeline.snapshots.load import load_snapshot
+from lb_pipeline.snapshots.load import snapshot_config
 
 
 def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> tuple[str, list[Path]]:
@@ -45,8 +48,9 @@ def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> 
 
 
 def read_history(landing: str | Path, day: str, cluster: str | None = None, profile: str | None = None):
-    """(cluster, broker rows, bundle rows, effective config of the last snapshot, notes, per-snapshot policies,
-    topic rows of the bundles that can split)."""
+    """(cluster, broker rows, bundle rows, the configuration the leader runs at the last snapshot, notes,
+    per-snapshot policies, topic rows of the bundles that can split, what its leader ran over the day as
+    ``ClusterConfigs``)."""
     cluster, dirs = snapshot_dirs(landing, day, cluster)
     root = Path(landing).resolve()
     brokers, bundles, notes, policies, read = [], [], [], Policies(), []
@@ -70,11 +74,35 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
                 notes.append(f"{f}: {p.field}: {p.reason}; left out")
             brokers += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in b_rows]
             bundles += [{**r, "cluster": cluster, "snapshot_ts": ts} for r in s_rows]
-    last = load_snapshot(dirs[-1], profile, with_topics=False)
-    notes += last.notes
+    configs = _configs(cluster, read, brokers, profile, notes)
+    config = configs.of(cluster)
     bundles = pd.DataFrame(bundles)
-    topics = _split_topics(read, bundles, SplitLimits.from_config(last.config), root, notes)
-    return cluster, pd.DataFrame(brokers), bundles, last.config, notes, policies, topics
+    topics = _split_topics(read, bundles, SplitLimits.from_config(config), root, notes)
+    return cluster, pd.DataFrame(brokers), bundles, config, notes, policies, topics, configs
+
+
+def _configs(cluster: str, snapshots, brokers: list[dict], profile: str | None, notes: list[str]) -> ClusterConfigs:
+    """What the leader ran (``model.at_start``), from each snapshot's manifest, its leader's runtime config and the
+    dynamic overrides, as ``transforms.config.cluster_configs`` reads it from bronze; the last snapshot's notes on
+    values left out. A snapshot whose manifest cannot be read is left out of them (named), unless it is the last:
+    that one's configuration is the simulation's."""
+    starts = {(r["snapshot_ts"], r["broker"]): r.get("start_timestamp_ms") for r in brokers}
+    shots, last_notes = [], []
+    for k, (d, ts) in enumerate(snapshots):
+        try:
+            _, row, config, last_notes = snapshot_config(d, profile)
+        except InputError as exc:
+            if k == len(snapshots) - 1:
+                raise
+            notes.append(f"{d}: {exc}; its configuration is left out")
+            continue
+        shots.append(Shot(int(ts.timestamp() * 1000), row["leader"], starts.get((ts, row["leader"])), config))
+    if not shots:
+        raise LbError("no snapshot folder of the day is named YYYY-MM-DDTHH-MM-SSZ with a readable manifest")
+    changes, running, restarts = leader_history(shots)
+    notes += last_notes + running
+    return ClusterConfigs({cluster: changes[-1][1]}, changes[-1][1], {cluster: changes}, {cluster: running},
+                          {cluster: restarts})
 
 
 def _split_topics(snapshots, bundles: pd.DataFrame, limits: SplitLimits, root: Path, notes: list[str]) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.history import build_history
@@ -18,9 +19,11 @@ from lb_pipeline.simulation.sweep import recommend_from_runs
 
 def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, config: PulsarConfig, runs: list[dict],
                  progress: Callable[[int, dict, int, int], None] | None = None,
-                 policies: Policies | None = None, topics: pd.DataFrame | None = None) -> dict:
+                 policies: Policies | None = None, topics: pd.DataFrame | None = None,
+                 ran: ClusterConfigs | None = None) -> dict:
     """Fit the load model, run each of ``runs`` (from ``sweep.run_list``), recommend. Returns a JSON-ready dict.
-    ``topics``: topic rows of the bundles that can split (``landing.read_history``)."""
+    ``topics``: topic rows of the bundles that can split; ``ran``: what the leader ran over the day, which the
+    validation follows (both from ``landing.read_history``)."""
     history = build_history(cluster, brokers, bundles)
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
@@ -29,7 +32,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     for k, run in enumerate(runs):
         tick = (lambda done, total, k=k, run=run: progress(k, run, done, total)) if progress else None
         r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick,
-                     profiles=profiles)
+                     profiles=profiles, ran=ran)
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
         notes += [n for n in r.notes if n not in notes]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation import metrics
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
@@ -48,9 +49,11 @@ def run_config(config: PulsarConfig, params: dict[str, object]) -> tuple[PulsarC
 
 def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict | None = None,
              seed: int = 0, policies: Policies | None = None, progress=None,
-             profiles: TopicProfiles | None = None) -> RunResult:
+             profiles: TopicProfiles | None = None, ran: ClusterConfigs | None = None) -> RunResult:
     """``profiles``: topic-level stats of the bundles that can split (without them a split child's share of the
-    traffic is its share of the hash range, and the notes say so)."""
+    traffic is its share of the hash range, and the notes say so). ``ran``: what the cluster's leader ran over the
+    night, which the validation of the cluster's own strategy follows snapshot by snapshot (its configurations, and
+    where it started a new load manager); the run itself takes ``config``."""
     params = dict(params or {})
     cfg, notes = run_config(config, params)
     balancer = make_balancer(strategy, cfg, seed, history)
@@ -64,7 +67,9 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     grace = cfg.get_int("loadBalancerSheddingGracePeriodMinutes") if strategy in STRATEGIES else None
     done = [s for c in cycles for s in c.splits]
     summary = metrics.summary(ts, mv, history.events(), interval, grace, splits=len(done))
-    summary.update(validate_run(history, model, cfg, strategy, params, seed, policies))
+    changes = [(ms, run_config(c, {})[0]) for ms, c in ran.changes(history.cluster) if ms is not None] if ran else []
+    summary.update(validate_run(history, model, cfg, strategy, params, seed, policies, changes,
+                                ran.leader_restarts(history.cluster) if ran else []))
     notes = [*notes, *getattr(balancer, "notes", []), *history.notes, INTERPOLATION_NOTE.format(m=interval),
              *split_notes(sim, splits, done, cfg)]
     return RunResult(strategy, {k: str(v) for k, v in params.items()}, seed, ts, mv, summary, notes)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import shlex
 
+from lb_pipeline.model.at_start import AT_START_KEYS
 from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, IMPL, MODULAR_LOAD_MANAGER, PulsarConfig
 from lb_pipeline.simulation.balancers import BASELINES, STRATEGIES
 
@@ -86,8 +87,21 @@ def recommend(runs: list[dict], baseline_imbalance: float, config: PulsarConfig)
                  f"{best['churn']:,} client reconnections; the knee of a front of {len(front)} of {len(runs)} runs")
     return {"strategy": best["strategy"], "params": best["params"], "rationale": rationale,
             "broker_conf": "\n".join(f"{k}={v}" for k, v in settings.items()),
+            # loadManagerClassName last: the load manager it creates on each broker reads the strategies set before
             "commands": [shlex.join(["pulsar-admin", "brokers", "update-dynamic-config", "--config", k, "--value", str(v)])
-                         for k, v in settings.items() if k in DYNAMIC_KEYS]}
+                         for k, v in sorted(settings.items(), key=lambda kv: kv[0] == "loadManagerClassName")
+                         if k in DYNAMIC_KEYS] + restart_note(settings)}
+
+
+def restart_note(settings: dict[str, str]) -> list[str]:
+    """A shell comment for the keys a broker's load manager reads only when it starts (``model.at_start``): set
+    dynamically or in ``broker.conf``, they change nothing until each broker restarts (the leader, and whichever
+    broker becomes the leader next)."""
+    keys = [k for k in AT_START_KEYS if k in settings]
+    if not keys or "loadManagerClassName" in settings:  # a new load manager class: every broker creates one at once
+        return []
+    return [f"# {' and '.join(keys)} take{'s' if len(keys) == 1 else ''} effect when a broker's load manager starts: "
+            "restart the brokers one at a time"]
 
 
 def recommend_from_runs(runs: list[dict], config: PulsarConfig) -> dict:

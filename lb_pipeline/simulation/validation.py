@@ -1,18 +1,21 @@
 """Does the simulation predict what the cluster's own strategy did? Precision and recall of predicted unloads.
 
 Where the history shows ownership changes that Pulsar made, the simulation of the configured strategy should make
-them too. Run anchored: at every snapshot the simulated cluster takes the recorded ownership, runs the strategy
-(state carried) until the next snapshot, and the bundles it unloads are compared with the bundles the next snapshot
-shows on another broker — leaving out moves forced by a broker that left or restarted (those are placements, not
-shedding). One step ahead from the truth each time, so one miss does not compound into the rest of the day.
+them too. Run anchored: at every snapshot the simulated cluster takes the recorded ownership, runs the strategy the
+leader ran then (state carried; a fresh instance where the leader started a load manager with another) until the
+next snapshot, and the bundles it unloads are compared with the bundles the next snapshot shows on another broker —
+leaving out moves forced by a broker that left or restarted (those are placements, not shedding). One step ahead from the truth each time, so one miss does not compound into the rest of the day.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
+from lb_pipeline.model.cluster_configs import Change
 from lb_pipeline.model.config import PulsarConfig, configured_strategy
-from lb_pipeline.simulation.balancers import make_balancer
+from lb_pipeline.simulation.balancers import STRATEGIES, Balancer, make_balancer
 from lb_pipeline.simulation.engine import Simulation
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.load_model import LoadModel
@@ -35,11 +38,50 @@ def recorded_unloads(history: History) -> set[tuple[int, str]]:
     return out
 
 
+class AsRun(Balancer):
+    """The cluster's own load manager under each cycle's configuration (``Simulation.config_at``): the strategy that
+    configuration names, a new instance with fresh state where it changes or where the leader runs a new load
+    manager (snapshots ``restarts``: ``model.at_start``); a plugin's strategy, which cannot be replayed, unloads
+    nothing."""
+
+    def __init__(self, config: PulsarConfig, seed: int, restarts: set[int]):
+        self.seed, self.restarts, self.strategy, self.snapshot = seed, restarts, None, 0
+        self._for(config, 0)
+
+    def _for(self, config: PulsarConfig, snapshot: int) -> Balancer:
+        strategy = configured_strategy(config)
+        restarted = snapshot != self.snapshot and snapshot in self.restarts
+        if strategy != self.strategy or restarted:
+            self.strategy = strategy
+            self.current = make_balancer(strategy if strategy in STRATEGIES else "no-balancing", config, self.seed)
+            self.name, self.placement = strategy, self.current.placement
+        self.snapshot = snapshot
+        return self.current
+
+    def unloads(self, load, config, now_ms, state, view):
+        return self._for(config, view["snapshot"]).unloads(load, config, now_ms, state, view)
+
+    def place(self, bundle, load, config, state, view):
+        return self._for(config, view["snapshot"]).place(bundle, load, config, state, view)
+
+
 def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, strategy: str, seed: int = 0,
-                     policies: Policies | None = None) -> dict:
-    """``config``: the run configuration (``run.run_config``). Returns counts, precision and recall."""
-    sim = Simulation(history, model, config, make_balancer(strategy, config, seed, history), policies or Policies(),
-                     anchored=True)
+                     policies: Policies | None = None, changes: list[Change] | None = None,
+                     restarts: list[int] = ()) -> dict:
+    """``config``: the run configuration (``run.run_config``). ``changes``: the configurations the leader ran over
+    the night (``ClusterConfigs.changes``, each as ``run.run_config`` makes it), each snapshot then simulated under
+    its own, and the snapshots under a plugin's strategy left out on both sides; ``restarts``: the times of the
+    snapshots whose leader runs a new load manager (``ClusterConfigs.leader_restarts``), where the strategy starts
+    afresh. Returns counts, precision and recall."""
+    at = None
+    if (changes and len(changes) > 1) or restarts:
+        times, configs = [ms for ms, _ in changes or [(0, config)]], [c for _, c in changes or [(0, config)]]
+        at = lambda t: configs[max(bisect_right(times, t) - 1, 0)]  # noqa: E731
+        renewed = set(restarts)
+        balancer = AsRun(at(int(history.times[0])), seed, {i for i, t in enumerate(history.times.tolist()) if t in renewed})
+    else:
+        balancer = make_balancer(strategy, config, seed, history)
+    sim = Simulation(history, model, config, balancer, policies or Policies(), anchored=True, config_at=at)
     predicted, destination = set(), {}
     for cycle in sim.run():
         for m in cycle.moves:
@@ -52,6 +94,8 @@ def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, s
     predicted = {(s, b) for s, b in predicted if s < len(history.times) - 1 and history.present[s + 1, index[b]]
                  and _stayed_up(history, s, index[b])}
     recorded = recorded_unloads(history)
+    if at is not None:  # a plugin's moves are not the simulation's to predict
+        recorded = {(s, b) for s, b in recorded if configured_strategy(at(int(history.times[s]))) in STRATEGIES}
     hits = predicted & recorded
     same_place = sum(1 for s, b in hits if history.brokers[history.owner[s + 1, index[b]]] == destination[(s, b)])
     return {"recorded_unloads": len(recorded), "predicted_unloads": len(predicted), "matched_unloads": len(hits),
@@ -66,8 +110,9 @@ def is_validated(config: PulsarConfig, strategy: str, params: dict, seed: int) -
 
 
 def validate_run(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict,
-                 seed: int, policies: Policies | None = None) -> dict:
+                 seed: int, policies: Policies | None = None, changes: list[Change] | None = None,
+                 restarts: list[int] = ()) -> dict:
     """The validation figures for the run of the cluster's own strategy as configured (seed 0); empty otherwise."""
     if not is_validated(config, strategy, params, seed):
         return {}
-    return predict_recorded(history, model, config, strategy, policies=policies)
+    return predict_recorded(history, model, config, strategy, policies=policies, changes=changes, restarts=restarts)

@@ -22,11 +22,17 @@ class GeneratorBalancer:
         if strategy not in MODULAR_STRATEGIES:
             raise ValueError(f"the generator balances with a modular strategy ({', '.join(MODULAR_STRATEGIES)}), "
                              f"not {strategy!r}")
+        self.seed, self.interval_minutes = seed, interval_minutes
+        self.start(strategy)
+
+    def start(self, strategy: str) -> None:
+        """The leader's load manager (re)starts with ``strategy``: a new instance, no state carried
+        (``ModularLoadManagerImpl.initialize``), recorded in the dynamic configuration from then on."""
         self.strategy = strategy
         self.dynamic = {"loadBalancerSheddingEnabled": "true", "loadBalancerLoadSheddingStrategy": IMPL + strategy,
-                        "loadBalancerSheddingIntervalMinutes": str(interval_minutes)}
+                        "loadBalancerSheddingIntervalMinutes": str(self.interval_minutes)}
         self.config = PulsarConfig(self.dynamic)
-        self.run = ModularShedding.named(strategy, self.config, seed)
+        self.run = ModularShedding.named(strategy, self.config, self.seed)
 
     def balance(self, cluster, reports: dict[str, dict], bundle_data: dict[str, dict], domains: dict[str, str],
                 ts: int, next_ts: int) -> list[dict]:

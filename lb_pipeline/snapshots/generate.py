@@ -33,15 +33,16 @@ from lb_pipeline.snapshots.balance import GeneratorBalancer
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, Preset: the generator's API)
     DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SHORT_SAMPLES, Cluster, Preset, TimeAverages,
-    apply_events, apply_incidents, build_cluster, topic_rates,
+    apply_events, apply_incidents, build_cluster, restart_broker, topic_rates,
 )
 from lb_pipeline.snapshots.seasons import Seasons
 def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, start: str = DEFAULT_START,
              cluster_name: str = "demo-cluster", snapshots: int | None = None,
              progress: Callable[[int, int, Path], None] | None = None, balance: str | None = None,
-             days: int = 1) -> list[Path]:
+             days: int = 1, restart_leader_with: tuple[int, str] | None = None) -> list[Path]:
     """Write a cluster history under ``out/<cluster>/``; returns the snapshot directories, oldest first.
-    ``balance``: a modular shedding strategy that balances the cluster once per snapshot (``snapshots.balance``).
+    ``balance``: a modular shedding strategy that balances the cluster once per snapshot (``snapshots.balance``);
+    ``restart_leader_with`` (step, strategy): at that snapshot the leader has restarted and balances with another.
     ``days``: that many days of ``snapshots`` (default: the preset's) each, with growth, weekends and incidents."""
     p = PRESETS[preset] if isinstance(preset, str) else preset
     if days < 1:
@@ -65,6 +66,9 @@ def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, star
     for step in range(n_steps):
         ts = start_ms + step * p.interval_minutes * 60_000
         apply_events(cluster, step, n_steps, ts, rng)
+        if balancer and restart_leader_with and step == restart_leader_with[0]:
+            restart_broker(cluster, int(np.flatnonzero(cluster.live)[0]), ts, rng)
+            balancer.start(restart_leader_with[1])
         rates = topic_rates(cluster, step, n_steps, ts, rng)
         if seasons:
             apply_incidents(cluster, seasons.starting(ts, p.interval_minutes), ts, rng)

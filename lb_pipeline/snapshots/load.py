@@ -115,14 +115,10 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
     ``profile``: the Pulsar version profile (default: ``$LB_PULSAR_PROFILE``, else the one of the Pulsar version the
     snapshot reports, as the nightly run takes it)."""
     root = Path(directory)
-    if not root.is_dir():
-        raise InputError(str(root), "(directory)", "a snapshot directory")
-    manifest = _json(root, layout.MANIFEST)
-    rows, problems = cp.parse_manifest(manifest)
-    _refuse(root / layout.MANIFEST, problems)
-    brokers, leader = rows[0]["brokers"], rows[0]["leader"]
-    missing = set(rows[0]["missing_parts"])
-    reports, topics, ownership, notes = {}, {}, {}, []
+    manifest, row, config, notes = snapshot_config(root, profile)
+    brokers, leader = row["brokers"], row["leader"]
+    missing = set(row["missing_parts"])
+    reports, topics, ownership = {}, {}, {}
 
     def present(rel: str) -> bool:
         """A broker's part is read unless the manifest says it was not collected; one absent without a word is
@@ -154,9 +150,6 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
     bundle_data = {}
     for f in sorted((root / "lb" / "bundle-data").glob("*/*/*.json")):
         bundle_data[str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]] = _json(root, str(f.relative_to(root)))
-    runtime = _config(root, layout.runtime_config(leader), notes) if leader else {}
-    dynamic = _config(root, layout.DYNAMIC_CONFIG, notes)
-    profile = profile or os.environ.get("LB_PULSAR_PROFILE") or profile_for(rows[0]["pulsar_version"], DEFAULT_PROFILE)
     domains = {}
     for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
         for b in (v or {}).get("brokers", []):
@@ -164,4 +157,21 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
     isolation, problems = cp.isolation_policy_map(_json(root, layout.ISOLATION_POLICIES, required=False) or {})
     _refuse(root / layout.ISOLATION_POLICIES, problems)  # a policy ingest would quarantine
     return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
-                    config_from_snapshot(runtime, dynamic, profile), domains, isolation, notes)
+                    config, domains, isolation, notes)
+
+
+def snapshot_config(directory: str | Path, profile: str | None = None) -> tuple[dict, dict, PulsarConfig, list[str]]:
+    """(the manifest, its parsed row, the configuration the snapshot records, notes): the leader's runtime config
+    overlaid with the dynamic overrides, as the nightly run reads it, without reading the rest of the snapshot."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError(str(root), "(directory)", "a snapshot directory")
+    manifest = _json(root, layout.MANIFEST)
+    rows, problems = cp.parse_manifest(manifest)
+    _refuse(root / layout.MANIFEST, problems)
+    notes: list[str] = []
+    leader = rows[0]["leader"]
+    runtime = _config(root, layout.runtime_config(leader), notes) if leader else {}
+    dynamic = _config(root, layout.DYNAMIC_CONFIG, notes)
+    profile = profile or os.environ.get("LB_PULSAR_PROFILE") or profile_for(rows[0]["pulsar_version"], DEFAULT_PROFILE)
+    return manifest, rows[0], config_from_snapshot(runtime, dynamic, profile), notes

@@ -187,9 +187,7 @@ def apply_events(cluster: Cluster, step: int, n_steps: int, ts_ms: int, rng: np.
     if 0 <= restarting < min(3, len(cluster.broker_ids) - 2):
         b = 2 + restarting
         if cluster.live[b]:
-            _reassign_from(cluster, b, rng, keep_alive=True)
-            cluster.start_ts[b] = ts_ms - 30_000
-            cluster.events.append({"type": "broker-restarted", "broker": cluster.broker_ids[b], "ts": ts_ms})
+            restart_broker(cluster, b, ts_ms, rng)
     if step == (2 * n_steps) // 3 and cluster.live[removed]:
         _reassign_from(cluster, removed, rng, keep_alive=False)
         cluster.events.append({"type": "broker-removed", "broker": cluster.broker_ids[removed], "ts": ts_ms})
@@ -199,13 +197,17 @@ def apply_incidents(cluster: Cluster, incidents, ts_ms: int, rng: np.random.Gene
     """Unscripted incidents of a multi-day history (``seasons.Incident``), recorded as events like the scripted."""
     for inc in incidents:
         if inc.kind == "broker-restart" and cluster.live[inc.target]:
-            _reassign_from(cluster, inc.target, rng, keep_alive=True)
-            cluster.start_ts[inc.target] = ts_ms - 30_000
-            cluster.events.append({"type": "broker-restarted", "broker": cluster.broker_ids[inc.target], "ts": ts_ms,
-                                   "incident": True})
+            restart_broker(cluster, inc.target, ts_ms, rng, incident=True)
         elif inc.kind == "traffic-spike":
             cluster.events.append({"type": "traffic-spike", "namespace": cluster.namespaces[inc.target], "ts": ts_ms,
                                    "hours": inc.hours, "factor": 3.0, "incident": True})
+
+
+def restart_broker(cluster: Cluster, broker: int, ts_ms: int, rng: np.random.Generator, **event) -> None:
+    """The broker restarted half a minute before ``ts_ms``: its bundles went to the others, its start time is new."""
+    _reassign_from(cluster, broker, rng, keep_alive=True)
+    cluster.start_ts[broker] = ts_ms - 30_000
+    cluster.events.append({"type": "broker-restarted", "broker": cluster.broker_ids[broker], "ts": ts_ms, **event})
 
 
 def _reassign_from(cluster: Cluster, broker: int, rng: np.random.Generator, keep_alive: bool) -> None:

@@ -10,19 +10,23 @@ from itertools import groupby
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lb_pipeline.model.at_start import Shot, leader_history
 from lb_pipeline.model.cluster_configs import ClusterConfigs
-from lb_pipeline.model.config import DEFAULT_PROFILE, LOAD_BALANCER_KEYS, PulsarConfig, config_from_snapshot
+from lb_pipeline.model.config import DEFAULT_PROFILE, PulsarConfig, config_from_snapshot
 from lb_pipeline.model.releases import profile_for
 
 
-def cluster_configs(config: DataFrame, snapshots: DataFrame, profile: str | None = None) -> ClusterConfigs:
+def cluster_configs(config: DataFrame, snapshots: DataFrame, profile: str | None = None,
+                    reports: DataFrame | None = None) -> ClusterConfigs:
     """Per cluster and snapshot: its leader's runtime config overlaid with the dynamic overrides, with the version
     profile ``profile`` (default: ``$LB_PULSAR_PROFILE``, else the one matching the Pulsar version the snapshot's
     brokers report). Each cluster's current configuration is its last snapshot's; its history keeps a snapshot's
     configuration where it differs from the one before. A snapshot without its leader's runtime config (not
     collected, or quarantined) keeps the runtime values of the cluster's nearest snapshot that has them: a lost file
     is no change of configuration. ``default``, for rows of a cluster with no snapshot: the configuration of the
-    day's latest snapshot of any cluster."""
+    day's latest snapshot of any cluster. With ``reports`` (``bronze/broker_reports``, whose leader rows say when its
+    load manager started), the strategies are those the leader runs (``model.at_start``), and the notes say where
+    they are not the recorded ones."""
     snaps = (snapshots.where(F.col("cluster").isNotNull() & F.col("snapshot_ts").isNotNull())
              .select("cluster", "snapshot_ts", F.unix_millis("snapshot_ts").alias("ms"), "leader", "pulsar_version"))
     shots = sorted(snaps.drop("snapshot_ts").collect(), key=lambda s: (s["cluster"], s["ms"]))
@@ -32,38 +36,31 @@ def cluster_configs(config: DataFrame, snapshots: DataFrame, profile: str | None
     rows = (config.join(F.broadcast(snaps), ["cluster", "snapshot_ts"])
             .where((F.col("source") == "dynamic") | (F.col("source") == F.concat(F.lit("runtime:"), F.col("leader"))))
             .select("cluster", "ms", "source", "key", "value").collect())
+    starts = {} if reports is None else {  # (cluster, snapshot ms) → the leader's startTimestamp
+        (r["cluster"], r["ms"]): r["start_timestamp_ms"]
+        for r in reports.join(F.broadcast(snaps), ["cluster", "snapshot_ts"]).where(F.col("broker") == F.col("leader"))
+                        .select("cluster", "ms", "start_timestamp_ms").collect()}
     runtime: dict[tuple, dict] = {}  # (cluster, snapshot ms) → key → value
     dynamic: dict[tuple, dict] = {}
     for r in rows:
         into = dynamic if r["source"] == "dynamic" else runtime
         into.setdefault((r["cluster"], r["ms"]), {})[r["key"]] = r["value"]
     history: dict[str, list] = {}
+    notes: dict[str, list[str]] = {}
+    restarts: dict[str, list[int]] = {}
     for cluster, mine in groupby(shots, key=lambda s: s["cluster"]):  # sorted by cluster, then time
         mine = list(mine)
         known = [runtime[(cluster, s["ms"])] for s in mine if (cluster, s["ms"]) in runtime]
-        carried = known[0] if known else {}
-        changes, last = [], None
+        carried, recorded = known[0] if known else {}, []
         for s in mine:
             carried = runtime.get((cluster, s["ms"]), carried)
             c = config_from_snapshot(carried, dynamic.get((cluster, s["ms"]), {}),
                                      profile or profile_for(s["pulsar_version"], DEFAULT_PROFILE))
-            if last is None or changed(last, c):
-                changes.append((s["ms"], c))
-                last = c
-        history[cluster] = changes
+            recorded.append(Shot(s["ms"], s["leader"], starts.get((cluster, s["ms"])), c))
+        history[cluster], notes[cluster], restarts[cluster] = leader_history(recorded)
     newest = max(shots, key=lambda s: (s["ms"], s["cluster"]))
     current = {cluster: changes[-1][1] for cluster, changes in history.items()}
-    return ClusterConfigs(current, current[newest["cluster"]], history)
-
-
-def changed(before: PulsarConfig, after: PulsarConfig) -> dict[str, tuple[str, str]]:
-    """The load-balancer keys (and ``profile``) whose values differ: key → (before, after). The rest of a broker's
-    runtime config (addresses, ports, storage) differs from broker to broker, and a new leader is no change."""
-    out = {k: (before.get(k, ""), after.get(k, "")) for k in sorted(LOAD_BALANCER_KEYS)
-           if before.get(k) != after.get(k)}
-    if before.profile != after.profile:
-        out["profile"] = (before.profile, after.profile)
-    return out
+    return ClusterConfigs(current, current[newest["cluster"]], history, notes, restarts)
 
 
 def effective_config(config: DataFrame, snapshots: DataFrame, profile: str | None = None) -> PulsarConfig:

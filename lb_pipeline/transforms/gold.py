@@ -132,7 +132,10 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
     out = []
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
         config = _at(configs, cluster, ts)
-        # built once, at the first snapshot (placement is not a dynamic setting); state carried across cycles
+        if _ms(ts) in ClusterConfigs.of_any(configs).leader_restarts(cluster):  # another leader, or it restarted:
+            modular, transfer = {}, TransferShedder()  # its strategies' state was in the load manager it replaced
+        # built at the first snapshot and where the leader runs a new load manager, which reads the placement
+        # strategy only then (model.at_start); state carried across cycles
         modular = modular or {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
         reports = _reports(_of(snap, "broker", _BROKER), _of(snap, "bundle", _BUNDLE))
         ownership = {r["bundle"]: r["broker"] for r in _meta(snap, "ownership", "[]")}

@@ -105,7 +105,7 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     for run, k in zip(runs, keys):
         with collector_paused():
             result = simulate(history, model, config, run["strategy"], run["params"], int(run["seed"]), policies,
-                              profiles=profiles)
+                              profiles=profiles, ran=configs)
         totals = {_TOTALS.get(name, name): v for name, v in result.summary.items()}
         out += [result.timeseries.assign(**k, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True)),
                 pd.DataFrame([{**k, "kind": "run", **totals, "notes": "; ".join(result.notes)}])]
@@ -234,7 +234,7 @@ def recommendations(runs: DataFrame, config: PulsarConfig | ClusterConfigs) -> p
 def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None = None):
     """What ``simulation.landing.read_history`` reads from a landing, from the lake's bronze tables: (cluster, broker
     rows, bundle rows, the cluster's current configuration, notes, per-snapshot policies, topic rows of the bundles
-    that can split). Broker and bundle rows are collected; topic rows only of the bundles that can split."""
+    that can split, what its leader ran over the day as ``ClusterConfigs``). Broker and bundle rows are collected; topic rows only of the bundles that can split."""
     brokers = lake.read(spark, "bronze", "broker_reports", day).toPandas()
     if brokers.empty:
         raise LbError(f"{lake.root}: no broker reports on {day}")
@@ -245,7 +245,9 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
     bundle_rows = lake.read(spark, "bronze", "bundle_reports", day)
     bundle_rows = bundle_rows.where(bundle_rows["cluster"] == chosen)
     snapshots = lake.read(spark, "bronze", "snapshots", day)
-    config = cluster_configs(lake.read(spark, "bronze", "config", day), snapshots, profile).of(chosen)
+    configs = cluster_configs(lake.read(spark, "bronze", "config", day), snapshots, profile,
+                              lake.read(spark, "bronze", "broker_reports", day))
+    config = configs.of(chosen)
     rows = policy_rows(*(lake.read(spark, "bronze", t, day) for t in ("ownership", "namespaces", "config",
                                                                       "failure_domains")))
     policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == chosen).collect())
@@ -254,5 +256,5 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
     reported = set(pd.to_datetime(brokers["snapshot_ts"]))
     notes = [NO_LOAD_REPORT.format(f"{chosen} {pd.Timestamp(r['snapshot_ts']):%Y-%m-%dT%H:%M:%SZ}")
              for r in snapshots.where(snapshots["cluster"] == chosen).select("snapshot_ts").orderBy("snapshot_ts").collect()
-             if pd.Timestamp(r["snapshot_ts"]) not in reported]
-    return chosen, brokers, bundle_rows.toPandas(), config, notes, policies, topics
+             if pd.Timestamp(r["snapshot_ts"]) not in reported] + configs.notes(chosen)
+    return chosen, brokers, bundle_rows.toPandas(), config, notes, policies, topics, configs
