@@ -170,3 +170,20 @@ def test_a_swap_inside_the_grace_period_is_pulsars_own_doing_but_an_unload_after
     mv = pd.DataFrame([{"ts": t, "bundle": b, "kind": k, "swap": s} for t, b, k, s in rows], columns=MOVE_COLUMNS)
     assert grace_violations(mv, grace_minutes=30) == 1
     assert grace_violations(mv, grace_minutes=3) == 0
+
+
+@pytest.mark.parametrize("strategy", ["ThresholdShedder", "TransferShedder"])
+def test_where_the_leader_runs_a_new_load_manager_the_strategy_starts_afresh_once(eventful, strategy):
+    """Snapshot 5's leader is a new load manager (model.at_start): the balancer restarts once, as the cycle that
+    enters it begins, with that cycle's configuration; it keeps its state through every other cycle."""
+    history, model = eventful
+    config = run_config(UNSPLIT, {})[0]
+    balancer, restarted = make_balancer(strategy, config, 0), []
+    restart = balancer.restart
+    balancer.restart = lambda c: (restarted.append((sim.snapshot, c)), restart(c))  # noqa: E731
+    shedder = balancer.run if strategy != "TransferShedder" else balancer.shedder
+    sim = Simulation(history, model, config, balancer, leader_restarts=frozenset({5}))
+    cycles = list(sim.run())
+    assert restarted == [(5, config)]
+    assert (balancer.run if strategy != "TransferShedder" else balancer.shedder) is not shedder
+    assert len(cycles) == len(history.cycle_times(1))

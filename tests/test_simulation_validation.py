@@ -80,6 +80,23 @@ def test_the_validation_follows_a_leader_that_restarted_with_another_strategy(tm
     assert not (last_only["precision"] >= 0.9 and last_only["recall"] >= 0.9), last_only
 
 
+def test_the_validation_starts_the_strategy_afresh_where_the_leader_restarted(tmp_path):
+    """At noon the leader restarts with the same ThresholdShedder: its averages start again from the next report
+    (they lived in the load manager it replaced). Carried across the restart, as they once were, they predict
+    what the restarted leader did not do."""
+    generate(tmp_path, "demo", seed=5, balance="ThresholdShedder", restart_leader_with=(12, "ThresholdShedder"))
+    cluster, brokers, bundles, config, _, policies, _, ran = read_history(tmp_path, DAY)
+    assert len(ran.changes(cluster)) == 1 and len(ran.leader_restarts(cluster)) == 1
+    history = build_history(cluster, brokers, bundles)
+    model = LoadModel.from_table(fit_load_model(brokers), history.brokers)
+    config = run_config(config, {})[0]
+    afresh = predict_recorded(history, model, config, "ThresholdShedder", policies=policies,
+                              restarts=ran.leader_restarts(cluster))
+    assert afresh["recorded_unloads"] >= 5 and afresh["precision"] >= 0.9 and afresh["recall"] >= 0.9, afresh
+    carried = predict_recorded(history, model, config, "ThresholdShedder", policies=policies)
+    assert not (carried["precision"] >= 0.9 and carried["recall"] >= 0.9), carried
+
+
 def test_the_generator_balances_only_with_a_modular_strategy(tmp_path):
     with pytest.raises(ValueError, match="balances with a modular strategy.*not 'TransferShedder'"):
         generate(tmp_path, "demo", snapshots=2, balance="TransferShedder")

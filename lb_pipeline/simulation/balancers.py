@@ -39,13 +39,20 @@ class Balancer:
         """Where a bundle without a live owner goes: the placement path (``selectBrokerForAssignment``)."""
         return self.placement.assign(bundle, load, config, state)
 
+    def restart(self, config: PulsarConfig) -> None:
+        """The leader runs a new load manager (another broker leads, or it restarted): the state its strategies kept
+        in memory is gone (``model.at_start``). The baselines keep none."""
+
 
 class Modular(Balancer):
     def __init__(self, strategy: str, config: PulsarConfig, seed: int, placement: str | None = None):
-        self.name = strategy
-        self.run = ModularShedding.named(strategy, config, seed, placement)
-        self.placement = self.run.placement
+        self.name, self.seed, self.placement_name = strategy, seed, placement
+        self.restart(config)
         self.notes = list(self.run.notes)
+
+    def restart(self, config):
+        self.run = ModularShedding.named(self.name, config, self.seed, self.placement_name)
+        self.placement = self.run.placement
 
     def unloads(self, load, config, now_ms, state, view):
         return self.run.run_cycle(load, config, now_ms, state).unloads
@@ -55,10 +62,14 @@ class Transfer(Balancer):
     name = "TransferShedder"
 
     def __init__(self, seed: int):
-        self.shedder, self.derived = TransferShedder(), DerivedLoadState()
-        self.placement = ModularPlacement(LeastResourceUsageWithWeight(rng=random.Random(seed)))
+        self.seed, self.derived = seed, DerivedLoadState()  # each broker derives its own BrokerLoadData
+        self.restart(None)
         self.notes = ["TransferShedder reads BrokerLoadData derived from the simulated LocalBrokerData; orphaned "
                       "bundles are placed by LeastResourceUsageWithWeight"]
+
+    def restart(self, config):
+        self.shedder = TransferShedder()
+        self.placement = ModularPlacement(LeastResourceUsageWithWeight(rng=random.Random(self.seed)))
 
     def unloads(self, load, config, now_ms, state, view):
         ext = derive_from_modular(load.brokers, config, now_ms, self.derived, state.groups, view["owners"])

@@ -65,6 +65,7 @@ class Simulation:
     profiles: TopicProfiles | None = None  # topic-level stats of the bundles that can split
     splits: Splits | None = None  # the load manager's split trigger; None: bundles split only as recorded
     config_at: Callable[[int], PulsarConfig] | None = None  # the configuration of a cycle's time; None: ``config``
+    leader_restarts: frozenset[int] = frozenset()  # snapshots whose leader runs a new load manager (model.at_start)
 
     def __post_init__(self):
         h = self.history
@@ -108,6 +109,8 @@ class Simulation:
         load = self._load(i, traffic, live_idx)
         view = {"snapshot": i, "new_snapshot": new_snapshot, "bundle_index": self.bundle_index}
         config = self.config if self.config_at is None else self.config_at(t)
+        if new_snapshot and i in self.leader_restarts:  # its strategies start afresh, as the recorded leader's did
+            self.balancer.restart(config)
         homeless = ~held_by(self.owner, live_idx, len(h.brokers))
         if new_snapshot and self._restarting:  # a restarted broker comes back empty
             homeless |= held_by(self.owner, [h.brokers.index(b) for b in self._restarting], len(h.brokers))

@@ -44,6 +44,11 @@ class History:
     def snapshot_at(self, t_ms: int) -> int:
         return int(np.searchsorted(self.times, t_ms, side="right") - 1)
 
+    def snapshots_at(self, times_ms) -> frozenset[int]:
+        """The indices of the snapshots taken at ``times_ms`` (a time no snapshot has is left out)."""
+        wanted = {int(t) for t in times_ms}
+        return frozenset(i for i, t in enumerate(self.times.tolist()) if t in wanted)
+
     def traffic_at(self, t_ms: int) -> np.ndarray:
         """(N, 4) bundle traffic at ``t_ms``: linear between the snapshots around it where the bundle is in both."""
         i = self.snapshot_at(t_ms)

@@ -52,14 +52,16 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
              profiles: TopicProfiles | None = None, ran: ClusterConfigs | None = None) -> RunResult:
     """``profiles``: topic-level stats of the bundles that can split (without them a split child's share of the
     traffic is its share of the hash range, and the notes say so). ``ran``: what the cluster's leader ran over the
-    night, which the validation of the cluster's own strategy follows snapshot by snapshot (its configurations, and
-    where it started a new load manager); the run itself takes ``config``."""
+    night: where it started a new load manager, the run's strategy starts afresh too, and the validation of the
+    cluster's own strategy follows its configurations snapshot by snapshot; the run itself takes ``config``."""
     params = dict(params or {})
     cfg, notes = run_config(config, params)
     balancer = make_balancer(strategy, cfg, seed, history)
     policies = policies or Policies()
     splits = Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None
-    sim = Simulation(history, model, cfg, balancer, policies, profiles=profiles, splits=splits)
+    restarts = ran.leader_restarts(history.cluster) if ran else []
+    sim = Simulation(history, model, cfg, balancer, policies, profiles=profiles, splits=splits,
+                     leader_restarts=history.snapshots_at(restarts))
     interval = cfg.get_int("loadBalancerSheddingIntervalMinutes")
     cycles = list(sim.run(progress))
     ts = metrics.timeseries(cycles, cfg, history.times)
@@ -68,8 +70,7 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     done = [s for c in cycles for s in c.splits]
     summary = metrics.summary(ts, mv, history.events(), interval, grace, splits=len(done))
     changes = [(ms, run_config(c, {})[0]) for ms, c in ran.changes(history.cluster) if ms is not None] if ran else []
-    summary.update(validate_run(history, model, cfg, strategy, params, seed, policies, changes,
-                                ran.leader_restarts(history.cluster) if ran else []))
+    summary.update(validate_run(history, model, cfg, strategy, params, seed, policies, changes, restarts))
     notes = [*notes, *getattr(balancer, "notes", []), *history.notes, INTERPOLATION_NOTE.format(m=interval),
              *split_notes(sim, splits, done, cfg)]
     return RunResult(strategy, {k: str(v) for k, v in params.items()}, seed, ts, mv, summary, notes)

@@ -40,29 +40,30 @@ def recorded_unloads(history: History) -> set[tuple[int, str]]:
 
 class AsRun(Balancer):
     """The cluster's own load manager under each cycle's configuration (``Simulation.config_at``): the strategy that
-    configuration names, a new instance with fresh state where it changes or where the leader runs a new load
-    manager (snapshots ``restarts``: ``model.at_start``); a plugin's strategy, which cannot be replayed, unloads
-    nothing."""
+    configuration names, a new instance with fresh state where it changes (its leader created a new load manager:
+    ``model.at_start``); a plugin's strategy, which cannot be replayed, unloads nothing."""
 
-    def __init__(self, config: PulsarConfig, seed: int, restarts: set[int]):
-        self.seed, self.restarts, self.strategy, self.snapshot = seed, restarts, None, 0
-        self._for(config, 0)
+    def __init__(self, config: PulsarConfig, seed: int):
+        self.seed = seed
+        self.restart(config)
 
-    def _for(self, config: PulsarConfig, snapshot: int) -> Balancer:
+    def restart(self, config):
+        self.strategy = None
+        self._for(config)
+
+    def _for(self, config: PulsarConfig) -> Balancer:
         strategy = configured_strategy(config)
-        restarted = snapshot != self.snapshot and snapshot in self.restarts
-        if strategy != self.strategy or restarted:
+        if strategy != self.strategy:
             self.strategy = strategy
             self.current = make_balancer(strategy if strategy in STRATEGIES else "no-balancing", config, self.seed)
             self.name, self.placement = strategy, self.current.placement
-        self.snapshot = snapshot
         return self.current
 
     def unloads(self, load, config, now_ms, state, view):
-        return self._for(config, view["snapshot"]).unloads(load, config, now_ms, state, view)
+        return self._for(config).unloads(load, config, now_ms, state, view)
 
     def place(self, bundle, load, config, state, view):
-        return self._for(config, view["snapshot"]).place(bundle, load, config, state, view)
+        return self._for(config).place(bundle, load, config, state, view)
 
 
 def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, strategy: str, seed: int = 0,
@@ -74,14 +75,14 @@ def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, s
     snapshots whose leader runs a new load manager (``ClusterConfigs.leader_restarts``), where the strategy starts
     afresh. Returns counts, precision and recall."""
     at = None
-    if (changes and len(changes) > 1) or restarts:
-        times, configs = [ms for ms, _ in changes or [(0, config)]], [c for _, c in changes or [(0, config)]]
+    if changes and len(changes) > 1:
+        times, configs = [ms for ms, _ in changes], [c for _, c in changes]
         at = lambda t: configs[max(bisect_right(times, t) - 1, 0)]  # noqa: E731
-        renewed = set(restarts)
-        balancer = AsRun(at(int(history.times[0])), seed, {i for i, t in enumerate(history.times.tolist()) if t in renewed})
+        balancer = AsRun(at(int(history.times[0])), seed)
     else:
         balancer = make_balancer(strategy, config, seed, history)
-    sim = Simulation(history, model, config, balancer, policies or Policies(), anchored=True, config_at=at)
+    sim = Simulation(history, model, config, balancer, policies or Policies(), anchored=True, config_at=at,
+                     leader_restarts=history.snapshots_at(restarts))
     predicted, destination = set(), {}
     for cycle in sim.run():
         for m in cycle.moves:
