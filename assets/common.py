@@ -13,27 +13,36 @@ def key(layer: str, name: str) -> dg.AssetKey:
     return dg.AssetKey([layer, name])
 
 
-_SOURCES = ("config", "snapshots", "broker_reports")  # the bronze tables a night's configurations come from
-_CONFIGS: dict[tuple, object] = {}  # (lake, day, profile, versions of the _SOURCES) → configs
+_CONFIGS: dict[tuple, object] = {}  # (lake, day, profile, versions of the bronze tables read) → configs
+
+
+def _reports(session, lake, day: str):
+    """The day's ``bronze/broker_reports``, whose leader rows say when its load manager started; None on a lake
+    without the table (only some bronze tables materialized): the strategies are then the recorded ones."""
+    return lake.read(session, "bronze", "broker_reports", day) if lake.exists(session, "bronze", "broker_reports") else None
 
 
 def day_configs(session, lake, day: str):
     """Each cluster's effective Pulsar configuration on the day, snapshot by snapshot: a landing may hold clusters
     configured differently, and each is replayed and judged under its own, as its leader ran it at each snapshot. Read
     once per version of the bronze tables it comes from: ten assets of a night ask, and each read is a few Spark jobs."""
-    key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"), *(lake.version(session, "bronze", t) for t in _SOURCES))
+    reports = _reports(session, lake, day)
+    key = (lake.root, day, os.environ.get("LB_PULSAR_PROFILE"),
+           *(lake.version(session, "bronze", t) for t in ("config", "snapshots")),
+           None if reports is None else lake.version(session, "bronze", "broker_reports"))
     if key not in _CONFIGS:
         _CONFIGS.clear()  # only the latest night is asked for again
-        config, snapshots, reports = (lake.read(session, "bronze", t, day) for t in _SOURCES)
-        _CONFIGS[key] = cluster_configs(config, snapshots, reports=reports)
+        _CONFIGS[key] = cluster_configs(*(lake.read(session, "bronze", t, day) for t in ("config", "snapshots")),
+                                        reports=reports)
     return _CONFIGS[key]
 
 
 def day_config(session, lake, day: str, cluster: str):
     """``cluster``'s effective Pulsar configurations on the day (the profile's defaults if none of its snapshots
     landed, not another cluster's)."""
-    config, snapshots, reports = (df.where(df["cluster"] == cluster) for df in (lake.read(session, "bronze", t, day)
-                                                                                for t in _SOURCES))
+    config, snapshots, reports = (None if df is None else df.where(df["cluster"] == cluster) for df in (
+        lake.read(session, "bronze", "config", day), lake.read(session, "bronze", "snapshots", day),
+        _reports(session, lake, day)))
     return cluster_configs(config, snapshots, reports=reports)
 
 
