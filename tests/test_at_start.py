@@ -69,3 +69,11 @@ def test_a_new_leader_or_a_restarted_one_starts_its_strategies_afresh_and_an_unr
     changes, notes, restarts = leader_history(shots)
     assert [ms for ms, _ in changes] == [NIGHT + H] and notes == []
     assert restarts == [NIGHT + 3 * H, NIGHT + 5 * H, NIGHT + 6 * H]  # restarted; b2 leads; b1 leads again
+
+
+def test_a_start_after_the_snapshot_that_reports_it_is_no_start_time():
+    """Long.MAX_VALUE, or a clock far ahead: the leader's start before it is kept, and no restart is counted."""
+    shots = night(1, 2, 3, 4, leaders={3: ("b1", 10**15), 4: ("b1", 2.5)})
+    names, _, _ = strategies(shots)
+    assert names == ["ThresholdShedder", "ThresholdShedder", "ThresholdShedder", "UniformLoadShedder"]
+    assert leader_history(shots)[2] == [NIGHT + 4 * H]

@@ -187,3 +187,13 @@ def test_where_the_leader_runs_a_new_load_manager_the_strategy_starts_afresh_onc
     assert restarted == [(5, config)]
     assert (balancer.run if strategy != "TransferShedder" else balancer.shedder) is not shedder
     assert len(cycles) == len(history.cycle_times(1))
+
+
+def test_a_start_time_at_the_end_of_javas_long_beside_a_missing_one_is_a_restart_not_a_failure():
+    """Pulsar's ``startTimestamp`` is a Java long: Long.MAX_VALUE is one. A column with a null in it comes as floats,
+    and Long.MAX_VALUE as 2^63, which no int64 holds: the history once failed there and took the simulation down."""
+    brokers, bundles = scripted(n_brokers=2, snapshots=4, start=lambda s, b: None if (s, b) == (1, 1) else
+                                (2**63 - 1 if (s, b) == (2, 0) else 1))
+    h = build_history("c", brokers, bundles)
+    assert h.start[:, 0].tolist() == [1, 1, 2**63 - 1, 1] and h.start[1, 1] == 0
+    assert [e["type"] for e in h.events() if e.get("broker") == "broker-0:8080"].count("broker-restarted") == 2

@@ -27,6 +27,7 @@ from lb_pipeline.model.cluster_configs import Change, changed
 from lb_pipeline.model.config import PulsarConfig
 
 AT_START_KEYS = ("loadBalancerLoadSheddingStrategy", "loadBalancerLoadPlacementStrategy")
+CLOCK_SLACK_MS = 60_000  # a start reported later than this after its own snapshot is no start time
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,8 @@ def as_run(shots: Sequence[Shot]) -> tuple[list[PulsarConfig], list[str]]:
     for i, shot in enumerate(shots):
         if i and shot.config.get("loadManagerClassName") != shots[i - 1].config.get("loadManagerClassName"):
             manager_changed = shot.ms  # every broker created a new load manager since the snapshot before
-        if shot.leader_start_ms is not None or shot.leader != leader:
-            start = shot.leader_start_ms  # carried while the same leader goes unreported
+        if _start(shot) is not None or shot.leader != leader:
+            start = _start(shot)  # carried while the same leader goes unreported
         leader = shot.leader
         created = max((t for t in (start, manager_changed) if t is not None), default=None)
         source = next((s.config for s in shots[: i + 1] if s.ms >= created), shot.config) if created is not None \
@@ -79,10 +80,23 @@ def leader_history(shots: Sequence[Shot]) -> tuple[list[Change], list[str], list
     for shot, config in zip(shots, run):
         if not changes or changed(changes[-1][1], config):
             changes.append((shot.ms, config))
-    restarts = [shot.ms for before, shot in zip(shots, shots[1:]) if before.leader is not None and shot.leader is not None
-                and (before.leader != shot.leader or None not in (before.leader_start_ms, shot.leader_start_ms)
-                     and before.leader_start_ms != shot.leader_start_ms)]
+    restarts, leader, start = [], None, None  # the last known leader, and its last known start
+    for shot in shots:
+        if shot.leader is None:  # not known who led: nothing to compare
+            continue
+        now = _start(shot)
+        if leader is not None and (shot.leader != leader or None not in (now, start) and now != start):
+            restarts.append(shot.ms)
+        start = now if now is not None or shot.leader != leader else start
+        leader = shot.leader
     return changes, notes, restarts
+
+
+def _start(shot: Shot) -> int | None:
+    """The leader's start, unless it is unknown or later than the snapshot that reports it (a clock, or a value, to
+    distrust: a broker cannot report before it started)."""
+    start = shot.leader_start_ms
+    return None if start is None or start > shot.ms + CLOCK_SLACK_MS else start
 
 
 def _short(class_name: str) -> str:

@@ -86,6 +86,14 @@ class History:
         return out
 
 
+def _long(value) -> int:
+    """A Java long the rows carry as a float (a column with a null in it): Long.MAX_VALUE comes back as 2^63, one past
+    what the array holds, so it is held to the array's range (a start time only tells restarts apart); null is 0."""
+    if pd.isna(value):
+        return 0
+    return int(min(max(value, -(2**63)), 2**63 - 1))
+
+
 def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, gaps: str = "raise") -> History:
     """``brokers``/``bundles``: bronze ``broker_reports``/``bundle_reports`` rows of ``cluster`` (any order).
     ``gaps="longest"``: a history with gaps keeps its longest stretch without one (the nightly job must not stop on
@@ -116,7 +124,7 @@ def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, ga
         live[s, b] = True
         limits[s, b] = [getattr(r, f"{res}_limit") for res in RESOURCES]
         usage[s, b] = [getattr(r, f"{res}_usage") for res in RESOURCES]
-        start[s, b] = int(r.start_timestamp_ms) if pd.notna(r.start_timestamp_ms) else 0
+        start[s, b] = _long(r.start_timestamp_ms)
         meta[r.broker] = {k: v for k, v in (("brokerVersionString", r.broker_version),
                                             ("loadManagerClassName", r.load_manager)) if isinstance(v, str) and v}
     limits = pd.DataFrame(limits.reshape(S, -1)).ffill().bfill().to_numpy().reshape(S, B, len(RESOURCES))
