@@ -2,9 +2,10 @@
 
 Where the history shows ownership changes that Pulsar made, the simulation of the configured strategy should make
 them too. Run anchored: at every snapshot the simulated cluster takes the recorded ownership, runs the strategy the
-leader ran then (state carried; a fresh instance where the leader started a load manager with another) until the
-next snapshot, and the bundles it unloads are compared with the bundles the next snapshot shows on another broker —
-leaving out moves forced by a broker that left or restarted (those are placements, not shedding). One step ahead from the truth each time, so one miss does not compound into the rest of the day.
+leader ran then (state carried; a fresh instance where the leader runs a new load manager) until the next snapshot,
+and the bundles it unloads are compared with the bundles the next snapshot shows on another broker — leaving out
+moves forced by a broker that left or restarted (those are placements, not shedding). One step ahead from the truth
+each time, so one miss does not compound into the rest of the day.
 """
 
 from __future__ import annotations
