@@ -152,6 +152,32 @@ def test_a_leader_that_restarts_replays_its_strategies_afresh(lake, spark):
     assert replayed.where(~held).count() > 0
 
 
+def test_a_broker_that_restarts_counts_its_hot_cycles_again_before_the_extensible_trigger_splits(lake, spark):
+    """Every broker runs its own SplitScheduler (extensible load manager): its hit counts live there. A bundle the
+    trigger selected after several hot cycles is not selected when its broker restarted one snapshot before."""
+    from lb_pipeline.transforms import gold
+
+    def read(layer, table):
+        return lake.read(spark, layer, table, DEMO_DAY)
+
+    configs = cluster_configs(read("bronze", "config"), read("bronze", "snapshots"))
+    times = sorted(r[0] for r in read("bronze", "snapshots").select("snapshot_ts").collect())
+    tonight = read("gold", "split_triggers").where("trigger = 'extensible'")
+    chosen = tonight.where("selected").orderBy("snapshot_ts").first()
+    assert chosen is not None and times.index(chosen.snapshot_ts) >= 2  # after several hot cycles
+    before = times[times.index(chosen.snapshot_ts) - 1]
+    reports = read("bronze", "broker_reports")
+    restarted = reports.withColumn("start_timestamp_ms", F.when(
+        (F.col("broker") == chosen.broker) & (F.col("snapshot_ts") >= F.lit(before)),
+        F.unix_millis(F.lit(before)) - 30_000).otherwise(F.col("start_timestamp_ms")))
+    replayed = gold.split_triggers(restarted, read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"),
+                                   read("bronze", "namespaces"), configs).where("trigger = 'extensible'")
+    at = (F.col("snapshot_ts") == F.lit(chosen.snapshot_ts)) & (F.col("bundle") == chosen.bundle)
+    assert [r.selected for r in replayed.where(at).collect()] == [False]
+    earlier = F.col("snapshot_ts") < F.lit(before)
+    assert sorted(map(tuple, replayed.where(earlier).collect())) == sorted(map(tuple, tonight.where(earlier).collect()))
+
+
 def test_the_report_says_what_changed_and_scores_the_strategy_configured_at_each_snapshot(lake, spark):
     from lb_pipeline.report.context import build_context
     from lb_pipeline.report.render import render_nightly

@@ -74,7 +74,8 @@ def _bundle_data(averages: pd.DataFrame) -> dict[str, dict]:
 
 
 _BROKER = ["broker", *(f"{k}_{x}" for k in _RESOURCES for x in ("usage", "limit")), "msg_rate_in", "msg_rate_out",
-           "msg_throughput_in", "msg_throughput_out", "num_topics", "broker_version", "load_manager"]
+           "msg_throughput_in", "msg_throughput_out", "num_topics", "broker_version", "load_manager",
+           "start_timestamp_ms"]
 _BUNDLE = ["broker", "bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out",
            "consumer_count", "producer_count", "topics"]
 _AVERAGE = ["bundle", *(f"{p}_{c}" for p in ("short", "long") for c in ("num_samples", "msg_rate_in", "msg_rate_out",
@@ -199,10 +200,17 @@ SPLIT_TRIGGER_SCHEMA = (
 @collector_paused()  # 2.6 → 2.2 s
 def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
     strategies: dict[str, ExtensibleSplitStrategy] = {}
+    started: dict[str, object] = {}  # broker → the startTimestamp its split strategy was created under
     out = []
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
         config = _at(configs, cluster, ts)
-        reports = _reports(_of(snap, "broker", _BROKER), _of(snap, "bundle", _BUNDLE))
+        brokers = _of(snap, "broker", _BROKER)
+        reports = _reports(brokers, _of(snap, "bundle", _BUNDLE))
+        for broker, start in zip(brokers["broker"], brokers["start_timestamp_ms"]):
+            if pd.notna(start) and started.setdefault(broker, start) != start:
+                # every broker runs its own SplitScheduler: a restarted one starts its hit counts again
+                strategies.pop(broker, None)
+                started[broker] = start
         counts = _meta(snap, "counts", "{}")
         decisions = [("modular", d) for d in modular_split_candidates(reports, _bundle_data(_of(snap, "average", _AVERAGE)),
                                                                       counts, config)]
