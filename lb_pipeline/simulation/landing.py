@@ -101,8 +101,7 @@ def _configs(cluster: str, snapshots, brokers: list[dict], profile: str | None, 
         raise LbError("no snapshot folder of the day is named YYYY-MM-DDTHH-MM-SSZ with a readable manifest")
     changes, running, restarts = leader_history(shots)
     notes += last_notes + running
-    return ClusterConfigs({cluster: changes[-1][1]}, changes[-1][1], {cluster: changes}, {cluster: running},
-                          {cluster: restarts})
+    return ClusterConfigs({}, changes[-1][1], {cluster: changes}, {cluster: running}, {cluster: restarts})
 
 
 def _split_topics(snapshots, bundles: pd.DataFrame, limits: SplitLimits, root: Path, notes: list[str]) -> pd.DataFrame:

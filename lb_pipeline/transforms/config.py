@@ -29,17 +29,16 @@ def cluster_configs(config: DataFrame, snapshots: DataFrame, profile: str | None
     they are not the recorded ones."""
     snaps = (snapshots.where(F.col("cluster").isNotNull() & F.col("snapshot_ts").isNotNull())
              .select("cluster", "snapshot_ts", F.unix_millis("snapshot_ts").alias("ms"), "leader", "pulsar_version"))
-    shots = sorted(snaps.drop("snapshot_ts").collect(), key=lambda s: (s["cluster"], s["ms"]))
+    leaders = (snaps.withColumn("start_timestamp_ms", F.lit(None).cast("long")) if reports is None else snaps.join(
+        reports.select("cluster", "snapshot_ts", F.col("broker").alias("leader"), "start_timestamp_ms"),
+        ["cluster", "snapshot_ts", "leader"], "left"))  # the leader's startTimestamp, in the same collect
+    shots = sorted(leaders.drop("snapshot_ts").collect(), key=lambda s: (s["cluster"], s["ms"]))
     profile = profile or os.environ.get("LB_PULSAR_PROFILE")
     if not shots:
         return ClusterConfigs({}, PulsarConfig(profile=profile or DEFAULT_PROFILE))
     rows = (config.join(F.broadcast(snaps), ["cluster", "snapshot_ts"])
             .where((F.col("source") == "dynamic") | (F.col("source") == F.concat(F.lit("runtime:"), F.col("leader"))))
             .select("cluster", "ms", "source", "key", "value").collect())
-    starts = {} if reports is None else {  # (cluster, snapshot ms) → the leader's startTimestamp
-        (r["cluster"], r["ms"]): r["start_timestamp_ms"]
-        for r in reports.join(F.broadcast(snaps), ["cluster", "snapshot_ts"]).where(F.col("broker") == F.col("leader"))
-                        .select("cluster", "ms", "start_timestamp_ms").collect()}
     runtime: dict[tuple, dict] = {}  # (cluster, snapshot ms) → key → value
     dynamic: dict[tuple, dict] = {}
     for r in rows:
@@ -56,7 +55,7 @@ def cluster_configs(config: DataFrame, snapshots: DataFrame, profile: str | None
             carried = runtime.get((cluster, s["ms"]), carried)
             c = config_from_snapshot(carried, dynamic.get((cluster, s["ms"]), {}),
                                      profile or profile_for(s["pulsar_version"], DEFAULT_PROFILE))
-            recorded.append(Shot(s["ms"], s["leader"], starts.get((cluster, s["ms"])), c))
+            recorded.append(Shot(s["ms"], s["leader"], s["start_timestamp_ms"], c))
         history[cluster], notes[cluster], restarts[cluster] = leader_history(recorded)
     newest = max(shots, key=lambda s: (s["ms"], s["cluster"]))
     current = {cluster: changes[-1][1] for cluster, changes in history.items()}
