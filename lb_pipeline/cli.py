@@ -148,6 +148,7 @@ def _collect(args) -> int:
 
 
 def _simulate(args) -> int:
+    from lb_pipeline.model.config import value_problem
     from lb_pipeline.simulation.balancers import STRATEGIES
     from lb_pipeline.simulation.local import progress_bar, render_text, simulate_all
     from lb_pipeline.simulation.sweep import run_list
@@ -171,6 +172,9 @@ def _simulate(args) -> int:
     unknown = sorted(k for k in overrides if k not in config)
     if unknown:
         raise LbError(f"--set: unknown Pulsar configuration key(s) {', '.join(unknown)}")
+    refused = [f"{k}: {why}" for k, v in overrides.items() if (why := value_problem(k, v))]  # as a broker would
+    if refused:
+        raise LbError("--set: " + "; ".join(refused))
     try:
         config = config.overridden(**overrides)
         runs = run_list(config, args.strategy or STRATEGIES, sets_per_strategy=args.sets, seeds=tuple(range(args.seeds)))

@@ -84,11 +84,57 @@ def test_booleans_read_as_pulsars_field_parser_reads_them(text, value):
     assert PulsarConfig({"loadBalancerSheddingEnabled": text}).get_bool("loadBalancerSheddingEnabled") is value
 
 
-def test_a_whole_number_past_a_java_long_is_refused_where_a_fraction_is_not():
+@pytest.mark.parametrize("key, text, value", [
+    # int fields: Integer.valueOf of the trimmed text
+    ("loadBalancerBrokerOverloadedThresholdPercentage", " 90 ", 90),
+    ("loadBalancerBrokerOverloadedThresholdPercentage", "+90", 90),
+    ("loadBalancerBrokerOverloadedThresholdPercentage", "85.5", None),
+    ("loadBalancerBrokerOverloadedThresholdPercentage", "85.0", None),
+    ("minUnloadMessage", "1e3", None),
+    ("minUnloadMessage", "1_000", None),
+    ("loadBalancerSheddingIntervalMinutes", "2147483647", 2147483647),
+    ("loadBalancerSheddingIntervalMinutes", "2147483648", None),
+    # long fields: Long.valueOf
+    ("loadBalancerSheddingGracePeriodMinutes", "2147483648", 2147483648),
+    ("loadBalancerSheddingGracePeriodMinutes", "9223372036854775807", 2 ** 63 - 1),
+    ("loadBalancerSheddingGracePeriodMinutes", "9223372036854775808", None),
+    # double fields: Double.valueOf, Java's spellings in, Python's own out
+    ("maxUnloadPercentage", "0.5", 0.5),
+    ("maxUnloadPercentage", "1e30", 1e30),
+    ("maxUnloadPercentage", "0.5d", 0.5),
+    ("maxUnloadPercentage", ".5F", 0.5),
+    ("maxUnloadPercentage", "0x1p-1", 0.5),
+    ("maxUnloadPercentage", "0x1", None),
+    ("maxUnloadPercentage", "1_0", None),
+    ("maxUnloadPercentage", "inf", None),
+    ("maxUnloadPercentage", "", None),
+])
+def test_numbers_convert_as_pulsars_field_parser_converts_the_fields_java_type(key, text, value):
     from lb_pipeline.model.config import value_problem
 
-    assert value_problem("loadBalancerSheddingIntervalMinutes", "9223372036854775807") is None
-    assert "within a Java long" in value_problem("loadBalancerSheddingIntervalMinutes", "1e30")
-    assert value_problem("maxUnloadPercentage", "1e30") is None  # a double: Pulsar takes it
-    with pytest.raises(ValueError, match="within a Java long"):
-        PulsarConfig({"loadBalancerSheddingIntervalMinutes": "9223372036854775808"}).get_int("loadBalancerSheddingIntervalMinutes")
+    config = PulsarConfig({key: text})
+    if value is None:
+        assert value_problem(key, text).startswith("expected a Java ")
+        with pytest.raises(ValueError, match=key):
+            config.get_float(key)
+    else:
+        assert value_problem(key, text) is None
+        assert config.get_float(key) == float(value) and type(config.get_float(key)) is float
+        if isinstance(value, int):
+            assert config.get_int(key) == value
+
+
+@pytest.mark.parametrize("text, java", [("NaN", "NaN"), ("Infinity", "Infinity"), ("-1e400", "-Infinity")])
+def test_a_double_pulsar_takes_as_not_a_number_is_refused_with_what_pulsar_would_run(text, java):
+    from lb_pipeline.model.config import value_problem
+
+    assert value_problem("maxUnloadPercentage", text) == (
+        f"expected a finite number, got {text!r}: Pulsar would take it as {java}, which no replay reproduces")
+
+
+def test_an_empty_nic_speed_override_is_pulsars_optional_empty():
+    from lb_pipeline.model.config import value_problem
+
+    assert value_problem("loadBalancerOverrideBrokerNicSpeedGbps", "") is None
+    assert value_problem("loadBalancerOverrideBrokerNicSpeedGbps", "Optional[25.0]") is None
+    assert "Java double" in value_problem("loadBalancerOverrideBrokerNicSpeedGbps", "fast")

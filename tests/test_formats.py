@@ -259,7 +259,7 @@ def test_the_policy_map_holds_what_ingest_would_land_and_names_the_rest():
     assert cluster.isolation_policy_map("not an object") == ({}, [Problem("(root)", "expected a JSON object, got a string", True)])
 
 
-@pytest.mark.parametrize("value", ["85%", "", None, "1e400", "NaN", "0x55"])
+@pytest.mark.parametrize("value", ["85%", "", None, "1e400", "NaN", "0x55", "85.5", "85.0", "2147483648"])
 def test_a_load_balancer_number_pulsar_cannot_convert_is_a_row_problem_and_the_rest_lands(value):
     key = "loadBalancerBrokerOverloadedThresholdPercentage"
     rows, problems = cluster.parse_config({key: value, "loadBalancerSheddingEnabled": "yes", "clusterName": "x",

@@ -79,11 +79,15 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
         "left out"]
 
 
-def test_a_cadence_past_the_day_is_one_cycle_and_one_past_a_java_long_is_refused(demo_landing, capsys):
-    """A billion minutes between cycles once asked for a billion decay factors: the run never ended."""
+def test_a_cadence_past_the_day_is_one_cycle_and_one_pulsar_cannot_convert_is_refused(demo_landing, capsys):
+    """A billion minutes between cycles once asked for a billion decay factors: the run never ended. The cadence is
+    a Java int: Pulsar converts neither a fraction nor a number past 2^31-1, and neither does ``--set``."""
     args = ["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--json", "--quiet", "--strategy",
             "ThresholdShedder", "--set"]
     assert main([*args, "loadBalancerSheddingIntervalMinutes=1000000000"]) == 0
     assert {r["cycles"] for r in json.loads(capsys.readouterr().out)["runs"]} == {1}
-    assert main([*args, "loadBalancerSheddingIntervalMinutes=1e30"]) == 2
-    assert "loadBalancerSheddingIntervalMinutes: expected an integer within a Java long" in capsys.readouterr().err
+    for value in ("1e30", "0.5", "2147483648"):
+        assert main([*args, f"loadBalancerSheddingIntervalMinutes={value}"]) == 2
+        assert capsys.readouterr().err == (
+            f"lb-pipeline: --set: loadBalancerSheddingIntervalMinutes: expected a Java int (a whole number from -2^31 "
+            f"to 2^31-1; Pulsar's default is 1), got '{value}'\n")

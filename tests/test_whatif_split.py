@@ -124,7 +124,8 @@ def test_whatif_takes_the_release_the_snapshot_reports_and_leaves_out_a_value_pu
     threshold = "loadBalancerBrokerOverloadedThresholdPercentage"
     assert loaded.config[threshold] == as_generated.config[threshold]  # the runtime value or Pulsar's default
     assert loaded.config.get_int("loadBalancerSheddingGracePeriodMinutes") == 5  # the good value of the file applies
-    assert loaded.notes == [f"{dynamic}: field '{threshold}': expected a number (Pulsar's default is 85), got '85%'; "
+    assert loaded.notes == [f"{dynamic}: field '{threshold}': expected a Java int (a whole number from -2^31 to 2^31-1; "
+                            "Pulsar's default is 85), got '85%'; "
                             "left out, the runtime value or Pulsar's default applies"]
     assert main(["whatif", "shed", str(snap), "--all", "--json"]) == 0
     out = capsys.readouterr()

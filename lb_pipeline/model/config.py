@@ -17,11 +17,11 @@ Where releases run different code (not just different defaults), ``PulsarConfig.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from lb_pipeline.model.java_values import java_type, number, problem
 from lb_pipeline.model.releases import Release, release_of
 
 T = TypeVar("T")
@@ -136,31 +136,14 @@ LOAD_BALANCER_KEYS = frozenset(_BASE) | frozenset(_DEPRECATED.values())
 
 
 def value_problem(key: str, value: str | None) -> str | None:
-    """Why a snapshot's ``value`` cannot stand for load-balancer key ``key`` (None: it can). A key whose default is
-    a number takes a finite number: Pulsar's ``FieldParser`` converts nothing else, and a broker that cannot
-    convert a dynamic override logs it and keeps the value it had (``BrokerService
-    .updateDynamicServiceConfiguration``), so such a row is left out and the runtime value or the default applies.
-    Any text is a boolean (``get_bool``); the other keys are text."""
-    default = _BASE.get(key)
-    if not default or not _finite(default):
+    """Why a snapshot's ``value`` cannot stand for load-balancer key ``key`` (None: it can). A numeric key takes
+    what Pulsar's ``FieldParser`` converts for the field's Java type (``java_values``); a broker that cannot convert
+    a dynamic override logs it and keeps the value it had (``BrokerService.updateDynamicServiceConfiguration``), so
+    such a row is left out and the runtime value or the default applies. Any text is a boolean (``get_bool``);
+    the other keys are text."""
+    if java_type(key) is None:
         return None
-    text = None if value is None else java_value(value)
-    if text is None or not _finite(text):
-        return f"expected a number (Pulsar's default is {default}), got {'null' if value is None else repr(value)}"
-    if _whole(default) and not _in_long(int(text) if _whole(text) else float(text)):  # counts, minutes: Java ints
-        return f"expected a number within a Java long (Pulsar's default is {default}), got {value!r}"
-    return None
-
-
-def _in_long(value: float) -> bool:
-    return -(2 ** 63) <= value < 2 ** 63
-
-
-def _finite(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
+    return problem(key, "null" if value is None else java_value(value), _BASE.get(key, ""))
 
 
 def _whole(text: str) -> bool:
@@ -217,18 +200,24 @@ class PulsarConfig(Mapping[str, str]):
 
     def get_float(self, key: str) -> float:
         raw = self._raw(key)
+        if java_type(key):
+            return float(number(key, raw))
         try:
             return float(raw)
         except ValueError:
             raise ValueError(f"config {key}: expected a number, got {raw!r}") from None
 
     def get_int(self, key: str) -> int:
+        """A whole number: a Java int or long key as Pulsar converts it (``85.5`` is no ``int``), a double key cut
+        to a whole number."""
         raw = self._raw(key)
+        if java_type(key) in ("int", "long"):
+            return number(key, raw)
         try:
             value = int(raw) if _whole(raw) else int(float(raw))
         except (ValueError, OverflowError):  # 1e400 is a float, but infinite
             raise ValueError(f"config {key}: expected an integer, got {raw!r}") from None
-        if not _in_long(value):  # no Java int or long holds it, nor numpy's int64
+        if not -(2 ** 63) <= value < 2 ** 63:  # no Java long holds it, nor numpy's int64
             raise ValueError(f"config {key}: expected an integer within a Java long, got {raw!r}")
         return value
 
