@@ -8,6 +8,8 @@ import json
 import pytest
 
 from lb_pipeline.errors import LbError
+from lb_pipeline.simulation.balancers import make_balancer
+from lb_pipeline.simulation.engine import Simulation
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.landing import read_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
@@ -95,6 +97,32 @@ def test_the_validation_starts_the_strategy_afresh_where_the_leader_restarted(tm
     assert afresh["recorded_unloads"] >= 5 and afresh["precision"] >= 0.9 and afresh["recall"] >= 0.9, afresh
     carried = predict_recorded(history, model, config, "ThresholdShedder", policies=policies)
     assert not (carried["precision"] >= 0.9 and carried["recall"] >= 0.9), carried
+
+
+def test_the_validation_cycles_at_the_cadence_in_force_when_it_changed_during_the_night(tmp_path):
+    """The leader ran one shedding cycle an hour; at 23:00 the cadence became a minute (a dynamic key, read each time
+    ``LoadSheddingTask`` schedules its next cycle). The validation once cycled every minute all night, the last
+    cadence, and predicted unloads the hourly leader never made."""
+    dirs = generate(tmp_path, "demo", seed=5, balance="ThresholdShedder")
+    (dirs[23] / "config/dynamic.json").write_text(json.dumps({"loadBalancerSheddingIntervalMinutes": "1"}))
+    cluster, brokers, bundles, config, _, policies, _, ran = read_history(tmp_path, DAY)
+    changes = [(ms, run_config(c, {})[0]) for ms, c in ran.changes(cluster)]
+    assert [c.get_int("loadBalancerSheddingIntervalMinutes") for _, c in changes] == [60, 1]
+    history = build_history(cluster, brokers, bundles)
+    model = LoadModel.from_table(fit_load_model(brokers), history.brokers)
+    config = run_config(config, {})[0]
+    result = predict_recorded(history, model, config, "ThresholdShedder", policies=policies, changes=changes)
+    assert result["recorded_unloads"] >= 3
+    assert result["precision"] >= 0.9 and result["recall"] >= 0.9, result
+
+    # had the change come at 22:00: hourly cycles until then, the 22:00 cycle an hour after the one before, then
+    # one a minute, each of one sample
+    at_ten = int(history.times[22])
+    sim = Simulation(history, model, config, make_balancer("no-balancing", config, 0), anchored=True,
+                     config_at=lambda t: changes[0][1] if t < at_ten else changes[1][1])
+    cycles = sim.cycles()
+    assert cycles[:23] == [(int(t), 60) for t in history.times[:23]]
+    assert cycles[23:] == [(at_ten + k * 60_000, 1) for k in range(1, 61)]
 
 
 def test_the_generator_balances_only_with_a_modular_strategy(tmp_path):

@@ -82,11 +82,28 @@ class Simulation:
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
-        times = self.history.cycle_times(self.samples_per_cycle)
-        for k, t in enumerate(times):
-            yield self.step(int(t))
+        cycles = self.cycles()
+        for k, (t, samples) in enumerate(cycles):
+            self.samples_per_cycle = samples
+            yield self.step(t)
             if progress:
-                progress(k + 1, len(times))
+                progress(k + 1, len(cycles))
+
+    def cycles(self) -> list[tuple[int, int]]:
+        """(time, samples since the cycle before) of every cycle. Under ``config_at`` the cadence follows each
+        cycle's configuration: ``LoadSheddingTask.start`` schedules the next cycle after the
+        ``loadBalancerSheddingIntervalMinutes`` in force when a cycle ends (a dynamic key, read every time)."""
+        h = self.history
+        if self.config_at is None:
+            return [(int(t), self.samples_per_cycle) for t in h.cycle_times(self.samples_per_cycle)]
+        first, end = int(h.times[0]), int(h.times[-1])
+        out, t, samples = [], first, None
+        while t <= end:
+            minutes = max(1, self.config_at(t).get_int("loadBalancerSheddingIntervalMinutes"))
+            out.append((t, samples or minutes))
+            samples = minutes
+            t += min(minutes * 60_000, end - first + 1)  # past the day: one cycle, as ``History.cycle_times``
+        return out
 
     # --- one cycle ----------------------------------------------------------------------------------------------
     def step(self, t: int) -> Cycle:
