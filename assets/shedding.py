@@ -6,6 +6,7 @@ from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.report.trust import config_changes
 from lb_pipeline.transforms import anti_affinity, gold, silver
+from lb_pipeline.transforms.config import per_cluster
 
 
 @dg.asset(key=["gold", "shedding_decisions"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
@@ -41,9 +42,12 @@ def anti_affinity_audit(context: dg.AssetExecutionContext, spark: SparkResource,
     return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "anti_affinity_audit", day)[1])
 
 
-@dg.asset(key=["gold", "broker_load_summary"], deps=[key("silver", "broker_usage")], **options("shedding"))
+@dg.asset(key=["gold", "broker_load_summary"], deps=[key("silver", "broker_usage"), key("bronze", "config")],
+          **options("shedding"))
 def broker_load_summary(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
-    """Per broker over the day: mean and peak usage, the resource that drives it, traffic."""
+    """Per broker over the day: mean and peak usage, the resource that drives it, traffic, snapshots overloaded."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    df = gold.broker_load_summary(lk.read(s, "silver", "broker_usage", day))
+    overloaded = per_cluster(day_configs(s, lk, day),
+                             lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0, ts="snapshot_ts")
+    df = gold.broker_load_summary(lk.read(s, "silver", "broker_usage", day), overloaded)
     return dg.MaterializeResult(metadata=write_table(s, lk, df, "gold", "broker_load_summary", day)[1])

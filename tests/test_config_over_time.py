@@ -118,6 +118,18 @@ def test_the_replays_follow_a_configuration_changed_during_the_night(lake, spark
     overload = [r for r in after if r[2] == "OverloadShedder"]
     assert overload and {r[9] for r in overload} == {0.4}  # from noon: OverloadShedder at the new threshold
     assert len(overload) > sum(r[2] == "OverloadShedder" for r in tonight_after)
+    # what the leader ran at each snapshot: the night's trends count those unloads
+    ran = {(r.snapshot_ts < noon, r.strategy, r.leader_ran) for r in replayed.collect()}
+    assert {(morning, strategy) for morning, strategy, leader_ran in ran if leader_ran} == {
+        (True, "ThresholdShedder"), (False, "OverloadShedder")}
+
+    usage = read("silver", "broker_usage")
+    summary = gold.broker_load_summary(usage, per_cluster(configs, lambda c: c.get_float(THRESHOLD) / 100, ts="snapshot_ts"))
+    over = usage.where(F.when(F.col("snapshot_ts") < noon, F.col("max_usage") > 0.85).otherwise(F.col("max_usage") > 0.40))
+    assert {r.broker: r.snapshots_overloaded for r in summary.collect()} == {
+        **{r.broker: 0 for r in usage.select("broker").distinct().collect()},
+        **{r.broker: r["count"] for r in over.groupBy("broker").count().collect()}}
+    assert summary.agg(F.sum("snapshots_overloaded")).first()[0] > summary.agg(F.sum("snapshots_over_85pct")).first()[0]
 
     triggers = gold.split_triggers(read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
                                    read("silver", "bundle_time_averages"), read("bronze", "namespaces"), configs)

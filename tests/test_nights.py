@@ -66,6 +66,28 @@ def test_night_metrics_count_each_gold_table_per_night_within_the_window(spark):
     assert night_metrics(DAY, 0.85, "OverloadShedder") is None
 
 
+@pytest.mark.spark
+def test_each_night_is_judged_under_what_its_leader_ran_and_older_rows_under_tonights_configuration(spark):
+    """Last night the leader ran AvgShedder with a 70 % threshold, tonight OverloadShedder at 85 %: last night's
+    unloads are AvgShedder's and its overloaded brokers those past 70 %, as the gold tables recorded them; rows
+    written before the tables recorded either (nulls) are judged under tonight's."""
+    before = "2026-01-14"
+    summary = spark.createDataFrame(
+        [("c", before, "b1", 0.8, 0.5, 1), ("c", before, "b2", 0.6, 0.5, 0), ("c", DAY, "b1", 0.8, 0.5, 0),
+         ("c", DAY, "b2", 0.9, 0.5, 1), ("c", "2026-01-13", "b1", 0.9, 0.5, None), ("c", "2026-01-13", "b2", 0.8, 0.5, None)],
+        "cluster string, snapshot_date string, broker string, peak_max_usage double, mean_max_usage double, "
+        "snapshots_overloaded int")
+    decisions = spark.createDataFrame(
+        [("c", before, "AvgShedder", "x", True), ("c", before, "OverloadShedder", "y", False),
+         ("c", before, "OverloadShedder", "z", False), ("c", DAY, "OverloadShedder", "x", True),
+         ("c", DAY, "AvgShedder", "y", False), ("c", "2026-01-13", "OverloadShedder", "x", None),
+         ("c", "2026-01-13", "OverloadShedder", "y", None), ("c", "2026-01-13", "AvgShedder", "z", None)],
+        "cluster string, snapshot_date string, strategy string, bundle string, leader_ran boolean")
+    rows = {r.snapshot_date: r for r in night_metrics(DAY, 0.85, "OverloadShedder", summary, decisions).collect()}
+    assert {d: (r.brokers_overloaded, r.unloads) for d, r in rows.items()} == {
+        before: (1, 1), DAY: (1, 1), "2026-01-13": (1, 2)}
+
+
 def test_the_findings_trend_needs_a_findings_table():
     rows = [{"cluster": "c", "snapshot_date": DAY, **{m: None for m in COLUMNS}}]
     assert findings_trend(rows, "c", DAY) == []

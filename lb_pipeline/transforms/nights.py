@@ -3,7 +3,9 @@ the mean of the 7 and 30 nights before it (``compare``: ``gold/night_trends`` an
 
 Each gold table is aggregated per night in Spark (a handful of rows per night reach the driver): the cluster's
 peak and mean broker usage and the brokers that crossed ``loadBalancerBrokerOverloadedThresholdPercentage``
-(``gold/broker_load_summary``), the unloads the configured strategy's replay decided (``gold/shedding_decisions``),
+(``gold/broker_load_summary``), the unloads the replay of the strategy the leader ran decided
+(``gold/shedding_decisions``), each night judged under its own configuration, snapshot by snapshot (the threshold
+and strategy of tonight's configuration only for nights written before the tables recorded theirs),
 the bundles a split would help (``gold/split_recommendations``) and the findings by severity (``gold/pathologies``).
 A table the lake does not hold yet contributes nothing, and a night without rows in it counts as zero there.
 """
@@ -31,7 +33,8 @@ def night_metrics(day: str, threshold: float | Column, strategy: str | Column, s
                   findings: DataFrame | None = None, nights: int = max(WINDOWS)) -> DataFrame | None:
     """One row per (cluster, night) of the ``nights`` nights up to ``day`` with every column of ``COLUMNS``
     (``threshold``: the overload threshold as a fraction; ``strategy``: the configured shedding strategy; either may
-    be a column, a cluster's own)."""
+    be a column, a cluster's own; both for the rows that do not say what their night ran: ``snapshots_overloaded``,
+    ``leader_ran``)."""
     parts = []
     if summary is not None:
         parts.append(window(summary, day, nights).groupBy(*KEYS).agg(
@@ -40,9 +43,11 @@ def night_metrics(day: str, threshold: float | Column, strategy: str | Column, s
             (F.sum(F.col("mean_max_usage").cast("decimal(38,18)")) / F.count("mean_max_usage"))
             .cast("double").alias("mean_usage"),
             F.countDistinct("broker").alias("brokers"),
-            F.countDistinct(F.when(F.col("peak_max_usage") > threshold, F.col("broker"))).alias("brokers_overloaded")))
+            F.countDistinct(F.when(_recorded(summary, "snapshots_overloaded", F.col("snapshots_overloaded") > 0,
+                                             F.col("peak_max_usage") > threshold), F.col("broker"))).alias("brokers_overloaded")))
     if decisions is not None:
-        parts.append(window(decisions, day, nights).where(F.col("strategy") == strategy)
+        parts.append(window(decisions, day, nights).where(
+            _recorded(decisions, "leader_ran", F.col("leader_ran"), F.col("strategy") == strategy))
                      .groupBy(*KEYS).agg(F.count("*").alias("unloads")))
     if splits is not None:
         parts.append(window(splits, day, nights).where("splits").groupBy(*KEYS)
@@ -61,6 +66,12 @@ def night_metrics(day: str, threshold: float | Column, strategy: str | Column, s
         elif m not in ("peak_usage", "mean_usage"):  # a night without rows in a table: nothing happened there
             joined = joined.withColumn(m, F.coalesce(F.col(m), F.lit(0)))
     return joined.select(*KEYS, *COLUMNS)
+
+
+def _recorded(df: DataFrame, column: str, recorded: Column, otherwise: Column) -> Column:
+    """``recorded`` (a test of ``column``) where the row holds ``column``, else ``otherwise``: the column is null in
+    partitions written before the table had it, and missing from a table that never had it."""
+    return F.coalesce(recorded, otherwise) if column in df.columns else otherwise
 
 
 GOLD_TABLES = ("broker_load_summary", "shedding_decisions", "split_recommendations", "pathologies")
