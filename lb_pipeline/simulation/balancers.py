@@ -17,14 +17,13 @@ from __future__ import annotations
 import random
 
 from lb_pipeline.algorithms.shedding.common import LoadData, Unload
-from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, STRATEGIES, ModularShedding
 from lb_pipeline.algorithms.shedding.placement import LeastResourceUsageWithWeight
 from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.model.config import PulsarConfig
 
-STRATEGIES = (*MODULAR_STRATEGIES, "TransferShedder")
 BASELINES = ("no-balancing", "as-recorded")
 
 

@@ -6,7 +6,7 @@ import statistics
 from dataclasses import asdict, dataclass
 
 from lb_pipeline.algorithms.shedding.common import LoadData
-from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding, apply_unloads
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, STRATEGIES, ModularShedding, apply_unloads
 from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, derive_from_modular
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.snapshots import layout
@@ -14,7 +14,6 @@ from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
 from lb_pipeline.whatif.sustained import sustained_cycles
 
-STRATEGIES = (*MODULAR_STRATEGIES, "TransferShedder")
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from lb_pipeline.model.javahash import JavaHashMap
 
 MODULAR_STRATEGIES = {"OverloadShedder": OverloadShedder, "ThresholdShedder": ThresholdShedder,
                       "UniformLoadShedder": UniformLoadShedder, "AvgShedder": AvgShedder}
+STRATEGIES = (*MODULAR_STRATEGIES, "TransferShedder")  # every strategy replayed: the modular ones and the extensible one
 PLACEMENTS = {"LeastLongTermMessageRate": LeastLongTermMessageRate,
               "LeastResourceUsageWithWeight": LeastResourceUsageWithWeight,
               "RoundRobinBrokerSelector": RoundRobinBrokerSelector, "AvgShedder": None}
