@@ -1,4 +1,4 @@
-"""lb_pipeline agrees exactly with released Pulsar (4.0.8, and 4.0.7 where it differs) on 1,800 random inputs.
+"""lb_pipeline agrees exactly with released Pulsar (4.0.8, and 4.0.7 where it differs) on 2,400 random inputs.
 
 Pulsar's answers were produced by its own classes through ../shared/tools/pulsar-oracle and stored under
 tests/conformance/data (``make conformance`` rebuilds them); the inputs are regenerated here from the case ids.
@@ -24,12 +24,15 @@ from lb_pipeline.algorithms.shedding.placement import ExtensibleLeastResourceUsa
 from lb_pipeline.algorithms.shedding.selection import remove_most_servicing_brokers
 from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder, load_stats
+from lb_pipeline.algorithms.splits import ALGORITHMS, SplitRefused, TopicLoad, split_boundary
 from lb_pipeline.model.broker_load_data import BrokerLoadData
+from lb_pipeline.model.bundles import Bundle, format_boundary, format_range, parse_range
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.javahash import JavaHashMap, concurrent_hash_map_order, spread, string_hash
 from lb_pipeline.model.javasort import ComparisonContractViolation, java_int_diff, timsort
 from tests.conformance.cases import shedder_case
 from tests.conformance.cases_extensible import placement_case, transfer_case
+from tests.conformance.cases_splits import split_case
 from tests.conformance.java_orders import keys
 from tests.conformance.regenerate import as_positions, digest
 
@@ -59,7 +62,7 @@ def same(a: float, b: float) -> bool:
 
 def test_the_suite_covers_at_least_1000_inputs_and_every_family():
     counts = {name: len(answers(name)) for name in ("shedders-4.0.8", "shedders-4.0.7", "placement-4.0.8",
-                                                     "transfer-4.0.8", "java-orders")}
+                                                     "transfer-4.0.8", "splits-4.0.8", "java-orders")}
     assert sum(counts.values()) >= 1000 and all(counts.values()), counts
     strategies = {regenerate(r, shedder_case)["strategy"] for r in answers("shedders-4.0.8")[:8]}
     assert strategies == set(MODULAR_STRATEGIES)
@@ -218,3 +221,32 @@ def test_java_hash_orders_and_timsort_are_javas():
             assert m.capacity >= 64 and max(buckets.values()) >= 9, row["case"]
             approximated += 1
     assert sorts >= 50 and exact >= 140, (sorts, exact, approximated)
+
+
+def test_split_algorithms_cut_where_pulsar_cuts():
+    """Pulsar splits (its algorithm returns boundaries and its bundle factory accepts them) exactly where lb_pipeline
+    does, into the same children. Where Pulsar does not, lb_pipeline says no split; the way differs at the edges and
+    that is allowed: Pulsar's algorithm may return a cut on the bundle's lower bound, or none in an empty list, and
+    fail afterwards, where lb_pipeline returns no cut with the reason. Wherever both return cuts, they are the same."""
+    outcomes = Counter()
+    for row in answers("splits-4.0.8"):
+        case, theirs = regenerate(row, split_case), row["pulsar"]
+        bundle = Bundle("pulsar-oracle/splits", *parse_range(case["bundle"]))
+        topics = [TopicLoad(t["name"], t["hash"], t["msgRate"], t["throughput"]) for t in case["topics"]]
+        config = PulsarConfig({k: str(v) for k, v in case["args"].items() if k != "positions"})
+        try:
+            mine = split_boundary(case["algorithm"], bundle, topics, config, case["args"].get("positions"))
+        except SplitRefused as refused:  # Pulsar throws too, with the same message (no positions given)
+            assert theirs.get("error", "").endswith(f"IllegalArgumentException: {refused}"), (row["case"], theirs)
+            outcomes[(case["algorithm"], False)] += 1
+            continue
+        assert "error" not in theirs, (row["case"], theirs)
+        cuts = [format_boundary(b) for b in mine.boundaries or ()]
+        assert mine.splits == bool(theirs.get("children")), (row["case"], theirs, mine)
+        if mine.splits:
+            assert cuts == theirs["boundaries"], row["case"]
+            assert [format_range(c.lower, c.upper) for c in mine.children] == theirs["children"], row["case"]
+        elif cuts and theirs.get("boundaries"):
+            assert cuts == theirs["boundaries"] and mine.failure and "children_error" in theirs, row["case"]
+        outcomes[(case["algorithm"], mine.splits)] += 1
+    assert len(outcomes) == 2 * len(ALGORITHMS) and min(outcomes.values()) >= 10, outcomes  # each splits, and not
