@@ -1,4 +1,4 @@
-"""lb_pipeline agrees exactly with released Pulsar (4.0.8, and 4.0.7 where it differs) on 2,400 random inputs.
+"""lb_pipeline agrees exactly with released Pulsar (4.0.8, and 4.0.7 where it differs) on 2,450 random inputs.
 
 Pulsar's answers were produced by its own classes through ../shared/tools/pulsar-oracle and stored under
 tests/conformance/data (``make conformance`` rebuilds them); the inputs are regenerated here from the case ids.
@@ -26,13 +26,16 @@ from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder, load_stats
 from lb_pipeline.algorithms.splits import ALGORITHMS, SplitRefused, TopicLoad, split_boundary
 from lb_pipeline.model.broker_load_data import BrokerLoadData
-from lb_pipeline.model.bundles import Bundle, format_boundary, format_range, parse_range
+from lb_pipeline.model.bundles import (
+    Bundle, NamespaceBundles, format_boundary, format_range, normalize_topic_name, parse_range, topic_hash,
+    topic_namespace,
+)
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.javahash import JavaHashMap, concurrent_hash_map_order, spread, string_hash
 from lb_pipeline.model.javasort import ComparisonContractViolation, java_int_diff, timsort
 from tests.conformance.cases import shedder_case
 from tests.conformance.cases_extensible import placement_case, transfer_case
-from tests.conformance.cases_splits import split_case
+from tests.conformance.cases_splits import hashing_case, split_case
 from tests.conformance.java_orders import keys
 from tests.conformance.regenerate import as_positions, digest
 
@@ -62,7 +65,8 @@ def same(a: float, b: float) -> bool:
 
 def test_the_suite_covers_at_least_1000_inputs_and_every_family():
     counts = {name: len(answers(name)) for name in ("shedders-4.0.8", "shedders-4.0.7", "placement-4.0.8",
-                                                     "transfer-4.0.8", "splits-4.0.8", "java-orders")}
+                                                     "transfer-4.0.8", "splits-4.0.8", "hashing-4.0.8",
+                                                     "java-orders")}
     assert sum(counts.values()) >= 1000 and all(counts.values()), counts
     strategies = {regenerate(r, shedder_case)["strategy"] for r in answers("shedders-4.0.8")[:8]}
     assert strategies == set(MODULAR_STRATEGIES)
@@ -250,3 +254,24 @@ def test_split_algorithms_cut_where_pulsar_cuts():
             assert cuts == theirs["boundaries"] and mine.failure and "children_error" in theirs, row["case"]
         outcomes[(case["algorithm"], mine.splits)] += 1
     assert len(outcomes) == 2 * len(ALGORITHMS) and min(outcomes.values()) >= 10, outcomes  # each splits, and not
+
+
+def test_topic_names_hash_and_land_in_the_bundle_pulsar_finds():
+    """``TopicName`` (short names, the domain in any case, what it refuses), the CRC-32 of the name it prints and the
+    bundle ``NamespaceBundles.findBundle`` returns, for 1,200 names in random layouts."""
+    checked = Counter()
+    for row in answers("hashing-4.0.8"):
+        case = regenerate(row, hashing_case)
+        for mine, theirs in zip(case["cases"], row["pulsar"]["cases"], strict=True):
+            topic = mine["topic"]
+            if "error" in theirs:
+                with pytest.raises(ValueError):
+                    normalize_topic_name(topic)
+                checked["refused"] += 1
+                continue
+            assert normalize_topic_name(topic) == theirs["hashed_string"], topic
+            assert topic_hash(topic) == theirs["hash_int"], topic
+            found = NamespaceBundles(topic_namespace(topic), mine["boundaries"]).find_bundle(topic)
+            assert format_range(found.lower, found.upper) == theirs["bundle"], topic
+            checked["found"] += 1
+    assert checked["refused"] >= 50 and checked["found"] >= 1000, checked

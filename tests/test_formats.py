@@ -132,7 +132,8 @@ def test_topic_names_follow_pulsars_topic_name_rule():
     assert topic_namespace("persistent://acme/orders/t-1") == "acme/orders"
     assert topic_namespace("persistent://acme/us-west/orders/a/b") == "acme/us-west/orders"  # v1: local name with /
     assert topic_namespace("non-persistent://a/b/c") == "a/b"
-    for bad in ("persistent://acme", "persistent://acme/orders/", "kafka://a/b/c", "acme/orders/t"):
+    for bad in ("persistent://acme", "persistent://acme/orders/", "persistent://acme/orders/ \t", "kafka://a/b/c",
+                "acme/orders/t"):
         assert topic_namespace(bad) is None, bad
 
 

@@ -15,9 +15,12 @@ Reproduces ``common/naming/NamespaceBundle``, ``NamespaceBundles``, ``NamespaceB
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import zlib
 from dataclasses import dataclass
+
+from lb_pipeline.model.names import namespace_problem
 
 FULL_LOWER_BOUND = 0x00000000
 FULL_UPPER_BOUND = 0xFFFFFFFF
@@ -26,19 +29,33 @@ _DOMAINS = ("persistent", "non-persistent")
 
 
 def normalize_topic_name(name: str) -> str:
-    """``TopicName.toString()``: ``my-topic`` → ``persistent://public/default/my-topic``;
-    ``tenant/ns/t`` → ``persistent://tenant/ns/t``; fully qualified names are kept."""
-    if "://" in name:
-        domain = name.split("://", 1)[0]
-        if domain not in _DOMAINS:
-            raise ValueError(f"topic {name!r}: domain must be persistent or non-persistent")
-        return name
-    parts = name.split("/")
-    if len(parts) == 1:
-        return f"persistent://public/default/{name}"
-    if len(parts) in (3, 4):  # tenant/ns/topic, or V1 prop/cluster/ns/topic
-        return f"persistent://{name}"
-    raise ValueError(f"topic {name!r} is neither a short name nor tenant/namespace/topic")
+    """``TopicName.get(name).toString()``: ``my-topic`` → ``persistent://public/default/my-topic``;
+    ``tenant/ns/t`` → ``persistent://tenant/ns/t``; a full name with its domain in lower case (Pulsar reads it in any
+    case). ValueError where ``TopicName`` throws: a short name of 2 or 4+ parts, a full name of fewer than 3 parts
+    after the domain, a blank local name, a namespace ``NamespaceName`` refuses."""
+    if "://" not in name:
+        parts = name.split("/")
+        if len(parts) == 1:
+            return f"persistent://public/default/{name}"
+        if len(parts) != 3:
+            raise ValueError(f"topic {name!r}: a short topic name is <tenant>/<namespace>/<topic> or <topic>")
+        name = f"persistent://{name}"
+    domain, rest = name.split("://", 1)
+    if domain.lower() not in _DOMAINS:
+        raise ValueError(f"topic {name!r}: domain must be persistent or non-persistent")
+    parts = rest.split("/", 3)  # tenant/namespace/local or tenant/cluster/namespace/local (V1)
+    if len(parts) < 3:
+        raise ValueError(f"topic {name!r}: expected <domain>://<tenant>/<namespace>/<topic>")
+    if not parts[-1].strip():
+        raise ValueError(f"topic {name!r}: the topic's local name must not be blank")
+    if problem := _namespace_problem("/".join(parts[:-1])):
+        raise ValueError(f"topic {name!r}: {problem}")
+    return f"{domain.lower()}://{rest}"
+
+
+@functools.lru_cache(maxsize=4096)  # a night names millions of topics in a few namespaces
+def _namespace_problem(namespace: str) -> str | None:
+    return namespace_problem(namespace)
 
 
 def topic_hash(full_topic_name: str) -> int:

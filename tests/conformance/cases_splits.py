@@ -62,3 +62,25 @@ def split_case(i: int) -> dict:
         args["positions"] = [p for p in (rnd.choice(pool) for _ in range(rnd.choice((0, 1, 2, 4)))) if 0 <= p <= RING]
     return {"name": f"conformance-splits-{i:04d}", "algorithm": algorithm,
             "bundle": f"0x{lower:08x}_0x{upper:08x}", "topics": topics, "args": args}
+
+
+_EDGES = ("my-topic", "t/n/x", "t/n", "t/c/n/x", "PERSISTENT://t/n/x", "Non-Persistent://t/n/x", "persistent://t/n/",
+          "persistent://t/n/ ", "persistent://t//x", "persistent://t/n", "persistent://t/c/n/x/y", "bogus://t/n/x",
+          "persistent://te nant/n/x", "persistent://t/n/x-partition-7", "persistent://t/n/ü-tópic", "x-partition-0",
+          "persistent://pulsar/system/transaction_coordinator_assign-partition-0", "persistent://t/n/a b:c=d")
+
+
+def hashing_case(i: int) -> dict:
+    """Topic names, short and full, valid and not, each looked up in a random layout of its namespace
+    (``TopicName``, ``NamespaceBundleFactory.getLongHashCode``, ``NamespaceBundles.findBundle``)."""
+    rnd = random.Random(f"hashing-{i}")
+    names = [rnd.choice(_EDGES) for _ in range(4)]
+    for _ in range(20):
+        local = "".join(rnd.choice("abcxyz-_.:=0123456789é") for _ in range(rnd.randrange(1, 40)))
+        names.append(f"{rnd.choice(('persistent', 'non-persistent'))}://tenant-{rnd.randrange(3)}/ns-{rnd.randrange(3)}/"
+                     + local + (f"-partition-{rnd.randrange(8)}" if rnd.random() < 0.3 else ""))
+    cases = []
+    for name in names:
+        n = rnd.choice((1, 2, 4, 7, 16, 64))
+        cases.append({"topic": name, "boundaries": [k * (0x100000000 // n) for k in range(n)] + [RING]})
+    return {"name": f"conformance-hashing-{i:04d}", "cases": cases}

@@ -22,13 +22,14 @@ from pathlib import Path
 
 from tests.conformance.cases import COUNTS, shedder_case
 from tests.conformance.cases_extensible import placement_case, transfer_case
-from tests.conformance.cases_splits import split_case
+from tests.conformance.cases_splits import hashing_case, split_case
 from tests.conformance.java_orders import java_order_inputs
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
 RELEASES = ("4.0.8", "4.0.7")
-GENERATORS = {"shedders": shedder_case, "placement": placement_case, "transfer": transfer_case, "splits": split_case}
+GENERATORS = {"shedders": shedder_case, "placement": placement_case, "transfer": transfer_case, "splits": split_case,
+              "hashing": hashing_case}
 # the only class in the load balancer that differs between 4.0.7 and 4.0.8 (decompiled and compared)
 ONLY_AVG_SHEDDER_DIFFERS = {"4.0.7": lambda case: case.get("strategy") == "AvgShedder"}
 
