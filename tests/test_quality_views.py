@@ -77,6 +77,20 @@ def test_bundle_stats_need_a_live_owner_a_namespace_bundle_and_the_reported_sums
     assert picked["sums"] in [r["bundle"] for r in _failure(summary, "matches_report").rows]
 
 
+def test_a_bundle_whose_owners_load_report_did_not_land_has_no_report_to_disagree_with(spark, lake):
+    """A broker's load report not collected left every bundle it owned failing the critical sums check; a report
+    that landed without one of its bundles still fails it."""
+    busy = lake.read(spark, "silver", "bundle_stats", DEMO_DAY).where("topics > 0").first()
+    theirs = (F.col("broker") == busy.owner_broker) & (F.col("snapshot_ts") == busy.snapshot_ts)
+    without_report = _reader(lake, spark, bronze__broker_reports=lambda df: df.where(~theirs),
+                             bronze__bundle_reports=lambda df: df.where(~theirs))
+    summary = validate(views.bundle_stats(without_report), "silver.bundle_stats")
+    assert "matches_report" not in [f.column for f in summary.failures]
+    without_bundles = _reader(lake, spark, bronze__bundle_reports=lambda df: df.where(~theirs))
+    failed = _failure(validate(views.bundle_stats(without_bundles), "silver.bundle_stats"), "matches_report")
+    assert busy.bundle in [r["bundle"] for r in failed.rows]
+
+
 def test_split_children_must_tile_the_parent_and_boundaries_lie_inside(spark, lake):
     picked = {}
 

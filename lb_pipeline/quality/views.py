@@ -63,6 +63,9 @@ def bundle_stats(read: Read) -> DataFrame:
     df = read("silver", "bundle_stats")
     live = _live(read).withColumnRenamed("live_broker", "owner_broker").withColumn("owner_is_live", F.lit(True))
     reported = read("bronze", "bundle_reports").groupBy(*KEYS, "bundle").agg(F.sum("msg_rate_in").alias("reported_rate"))
+    # the owners whose load report landed: a report not collected (or quarantined) is no report that disagrees
+    owners_reported = (read("bronze", "broker_reports").select(*KEYS, F.col("broker").alias("owner_broker")).distinct()
+                       .withColumn("owner_reported", F.lit(True)))
     # a bundle of the namespace's layout; bronze.namespaces checks the layout is contiguous and covers the ring
     # (checking contiguity here instead would flag every namespace with an unowned, idle bundle)
     bounds = bundle_bounds(layouts(read("bronze", "namespaces"), read("bronze", "ownership")))
@@ -79,10 +82,14 @@ def bundle_stats(read: Read) -> DataFrame:
         df.join(live, [*KEYS, "owner_broker"], "left").fillna({"owner_is_live": False})
         .join(reported, [*KEYS, "bundle"], "left")
         .join(layout, [*KEYS, "namespace", "bundle_range"], "left")
-        .join(split, [*KEYS, "namespace", "bundle_range"], "left").fillna({"in_layout": False, "split_since": False})
+        .join(split, [*KEYS, "namespace", "bundle_range"], "left")
+        .join(owners_reported, [*KEYS, "owner_broker"], "left")
+        .fillna({"in_layout": False, "split_since": False, "owner_reported": False})
         .withColumn("range_is_namespace_bundle", F.col("in_layout") | F.col("split_since"))
-        # a bundle split mid-collection has topics under the parent and no report: nothing to compare
-        .withColumn("matches_report", (F.col("topics") == 0) | (F.col("reported_rate").isNull() & F.col("split_since"))
+        # a bundle split mid-collection has topics under the parent and no report, and a bundle whose owner's
+        # report did not land has none: nothing to compare
+        .withColumn("matches_report", (F.col("topics") == 0)
+                    | (F.col("reported_rate").isNull() & (F.col("split_since") | ~F.col("owner_reported")))
                     | _sum_agrees(F.coalesce("reported_rate", F.lit(-1.0)), F.col("msg_rate_in"), F.col("topics")))
     )
 
