@@ -138,3 +138,7 @@ def test_an_empty_nic_speed_override_is_pulsars_optional_empty():
     assert value_problem("loadBalancerOverrideBrokerNicSpeedGbps", "") is None
     assert value_problem("loadBalancerOverrideBrokerNicSpeedGbps", "Optional[25.0]") is None
     assert "Java double" in value_problem("loadBalancerOverrideBrokerNicSpeedGbps", "fast")
+    with pytest.raises(ValueError, match="Optional.empty"):
+        PulsarConfig().get_float("loadBalancerOverrideBrokerNicSpeedGbps")
+    assert PulsarConfig({"loadBalancerOverrideBrokerNicSpeedGbps": "Optional[25.0]"}).get_float(
+        "loadBalancerOverrideBrokerNicSpeedGbps") == 25.0

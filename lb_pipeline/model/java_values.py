@@ -117,4 +117,7 @@ def number(key: str, text: str) -> int | float:
     says why not."""
     if reason := problem(key, text):
         raise ValueError(f"config {key}: {reason}")
-    return java_integer(text, _BITS[java_type(key)]) if java_type(key) in _BITS else java_double(text)
+    value = java_integer(text, _BITS[java_type(key)]) if java_type(key) in _BITS else java_double(text)
+    if value is None:  # an Optional left empty: no number to read
+        raise ValueError(f"config {key}: no value (Optional.empty)")
+    return value
