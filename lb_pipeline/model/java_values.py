@@ -11,6 +11,7 @@ while it accepts ``1_000`` and ``inf``, which Java refuses.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -27,8 +28,9 @@ DOUBLE_KEYS = frozenset({
     "loadBalancerBandwithOutResourceWeight", "loadBalancerBundleUnloadMinThroughputThreshold",
     "loadBalancerMsgRateDifferenceShedderThreshold", "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold",
     "maxUnloadPercentage", "loadBalancerBrokerLoadTargetStd",
-    "loadBalancerOverrideBrokerNicSpeedGbps",  # Optional<Double>: empty text is Optional.empty
+    "loadBalancerOverrideBrokerNicSpeedGbps",
 })
+OPTIONAL_KEYS = frozenset({"loadBalancerOverrideBrokerNicSpeedGbps"})  # Optional<Double>: empty text is Optional.empty
 INT_KEYS = frozenset({
     "loadBalancerSheddingIntervalMinutes", "loadBalancerSplitIntervalMinutes",
     "loadBalancerResourceQuotaUpdateIntervalMinutes", "loadBalancerReportUpdateThresholdPercentage",
@@ -60,9 +62,11 @@ def java_type(key: str) -> str | None:
     return "int" if key in INT_KEYS else "long" if key in LONG_KEYS else "double" if key in DOUBLE_KEYS else None
 
 
+_TRIMMED = "".join(chr(c) for c in range(0x21))  # String.trim: every character up to U+0020, and only those
+
+
 def _java_trim(text: str) -> str:
-    """``String.trim``: every character up to U+0020 at either end, and only those."""
-    return text.strip("".join(chr(c) for c in range(0x21)))
+    return text.strip(_TRIMMED)
 
 
 def java_integer(text: str, bits: int) -> int | None:
@@ -95,7 +99,7 @@ def problem(key: str, text: str, default: str | None = None) -> str | None:
     if kind is None:
         return None
     if kind == "double":
-        if text == "" and key == "loadBalancerOverrideBrokerNicSpeedGbps":  # Optional.empty
+        if text == "" and key in OPTIONAL_KEYS:  # Optional.empty
             return None
         value = java_double(text)
     else:
@@ -112,6 +116,7 @@ def problem(key: str, text: str, default: str | None = None) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # the strategies read their thresholds every cycle: a handful of distinct values
 def number(key: str, text: str) -> int | float:
     """The value a broker converts ``text`` to for numeric ``key``; ValueError, naming the key, where ``problem``
     says why not."""
