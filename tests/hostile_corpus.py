@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 72 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 75 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import json
@@ -124,6 +124,16 @@ def build(landing: Path, outside: Path) -> Corpus:
         {topic: src[ns][rng]["persistent"][topic]}))
     c.kind("topic reported by two brokers", t2[4], "topic", {})  # neither report of it lands
     c.delta[("topic_stats", str(t2[5].relative_to(landing)))] = -1
+    # a range Pulsar would read (Long.decode) but never prints: the lake keys bundles by the printed text
+    t3, o3 = _files(s[3], "topics/*"), _files(s[3], "ownership/*")
+    doc = json.loads(t3[0].read_text()); ns = next(iter(doc)); rng = next(iter(doc[ns]))
+    t3[0].write_text(t3[0].read_text().replace(f'"{rng}"', f'"{rng.upper()}"', 1))
+    c.kind("bundle range in upper case", t3[0], f"{ns}.{rng.upper()}", {"topic_stats": sum(map(len, doc[ns][rng].values()))})
+    owned = _first(o3[0]); ns, rng = owned.rsplit("/", 1)
+    wide = "_".join("0x0" + b[2:] for b in rng.split("_"))  # 0x080000000_0x090000000: nine digits
+    _edit(o3[0], lambda d: d.update({f"{ns}/{wide}": d.pop(owned)})); c.kind("bundle range of nine digits", o3[0], wide, {"ownership": 1})
+    ghost = s[3] / "config/runtime/ghost.pulsar.svc_8080.json"
+    shutil.copy(_files(s[3], "config/runtime/*")[0], ghost); c.kind("runtime configuration of a broker not in the manifest", ghost, "broker")
 
     # namespaces and cluster files
     ns2 = s[2] / "namespaces"

@@ -147,6 +147,27 @@ def test_a_topic_reported_under_another_namespace_is_a_row_problem_and_the_other
     assert len(problems) == 1 and "persistent://evil/other/b" in problems[0].field
 
 
+@pytest.mark.parametrize("spelling, printed", [
+    ("0X80000000_0X90000000", "0x80000000_0x90000000"), ("0x80000000_0x9000000A", "0x80000000_0x9000000a"),
+    ("0x080000000_0x090000000", "0x80000000_0x90000000"), (" 0x80000000_0x90000000", "0x80000000_0x90000000"),
+    ("0x8000000_0x9000000", "0x08000000_0x09000000")])
+def test_a_bundle_range_pulsar_reads_but_never_prints_is_a_row_problem_in_every_file_that_names_bundles(spelling, printed):
+    stats = {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}
+    for rng, lands in ((printed, True), (spelling, False)):
+        topic_rows, topic_problems = topics.parse_topic_stats(
+            {"acme/orders": {rng: {"persistent": {"persistent://acme/orders/t": stats}}}}, "b:8080")
+        own_rows, own_problems = topics.parse_ownership({f"acme/orders/{rng}": {"is_active": True}}, "b:8080")
+        report = {**stats, "lastStats": {f"acme/orders/{rng}": stats}}
+        *_, stat_rows, stat_problems = brokers.parse_local_broker_data(report, "b:8080")
+        average = {**stats, "numSamples": 1, "maxSamples": 10}
+        data_rows, data_problems = brokers.parse_bundle_data({"shortTermData": average, "longTermData": average},
+                                                             f"acme/orders/{rng}")
+        assert [bool(topic_rows), bool(own_rows), bool(stat_rows), bool(data_rows)] == [lands] * 4, rng
+        for problems in ([] if lands else (topic_problems, own_problems, stat_problems, data_problems)):
+            assert len(problems) == 1 and (rng in problems[0].field or problems is data_problems)
+            assert f"as Pulsar prints it (0x%08x_0x%08x, lower case), '{printed}', got {rng!r}" in problems[0].reason
+
+
 @pytest.mark.parametrize("value, kind", [(7, "a number"), (0.5, "a number"), (0, "a number"), ("", "a string"),
                                          ([], "an array"), (False, "a boolean")])
 def test_a_value_of_the_wrong_kind_is_a_row_problem_named_in_jsons_words(value, kind):

@@ -6,7 +6,7 @@ from lb_pipeline.formats.values import (
     Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, boolean, integer, num, topic_namespace,
 )
 from lb_pipeline.model import names
-from lb_pipeline.model.bundles import parse_range
+from lb_pipeline.model.bundles import printed_range_problem
 
 
 def parse_topic_stats(doc, broker: str) -> tuple[list[Row], list[Problem]]:
@@ -21,10 +21,8 @@ def parse_topic_stats(doc, broker: str) -> tuple[list[Row], list[Problem]]:
             problems.append(Problem(namespace, f"expected an object of bundle ranges, got {_kind(bundles)}"))
             continue
         for rng, domains in bundles.items():
-            try:
-                parse_range(rng)
-            except ValueError as exc:
-                problems.append(Problem(f"{namespace}.{rng}", str(exc)))
+            if problem := printed_range_problem(rng):
+                problems.append(Problem(f"{namespace}.{rng}", problem))
                 continue
             if not isinstance(domains, dict):
                 problems.append(Problem(f"{namespace}.{rng}", f"expected an object with 'persistent', got {_kind(domains)}"))

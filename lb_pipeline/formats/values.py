@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lb_pipeline.model import names
-from lb_pipeline.model.bundles import parse_range
+from lb_pipeline.model.bundles import printed_range_problem
 
 Row = dict
 
@@ -243,10 +243,8 @@ def _bundle_full_name(name: str, field: str) -> tuple[str, str]:
         raise RowProblem(field, f"expected a bundle name tenant/namespace/0x…_0x…, got {name!r}")
     if problem := names.namespace_problem(namespace):
         raise RowProblem(field, problem)
-    try:
-        parse_range(rng)
-    except ValueError as exc:
-        raise RowProblem(field, str(exc)) from None
+    if problem := printed_range_problem(rng):
+        raise RowProblem(field, problem)
     return namespace, rng
 
 

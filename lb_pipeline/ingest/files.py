@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from lb_pipeline.formats import values as p
 from lb_pipeline.ingest.landing import DayListing, tables_of
 from lb_pipeline.ingest.tables import TABLES, BronzeTable, locate
@@ -45,12 +47,12 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
     except Exception as exc:  # noqa: BLE001 (a parser bug hostile input found: the file waits, the night goes on)
         rows, problems = [], [p.Problem("(file)", f"expected a file the parser can read, but it failed with "
                                         f"{type(exc).__name__}: {str(exc)[:200]} (please report)", whole_file=True)]
-    if manifests is not None and table.name != "snapshots" and rows and "broker" in rows[0]:
+    if manifests is not None and table.name != "snapshots" and rows and (broker_of := _broker_key(rows[0])):
         listed = set(manifests[snapshot_dir])
-        unknown = [r for r in rows if r["broker"] not in listed]
+        unknown = [r for r in rows if broker_of(r) not in listed]
         if unknown:
-            rows = [r for r in rows if r["broker"] in listed]
-            problems = problems + [p.Problem("broker", f"expected a broker listed in manifest.json, got {unknown[0]['broker']!r} "
+            rows = [r for r in rows if broker_of(r) in listed]
+            problems = problems + [p.Problem("broker", f"expected a broker listed in manifest.json, got {broker_of(unknown[0])!r} "
                                             f"({len(unknown)} row(s))", whole_file=not rows)]
     if rows and p.may_hold_lone_surrogates(content):
         rows, problems = p.encodable_rows(rows, problems)
@@ -58,6 +60,16 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
     bad = [quarantine_row(table, path, cluster, ts, pr.field, pr.reason, content if pr.whole_file or len(content) <= 4096 else None)
            for pr in problems]
     return good, bad
+
+
+def _broker_key(row: dict):
+    """How to read the broker a file's rows are about (its ``broker`` column, or whose runtime configuration it
+    is), or None for rows about no broker."""
+    if "broker" in row:
+        return itemgetter("broker")
+    if str(row.get("source")).startswith("runtime:"):
+        return lambda r: r["source"][len("runtime:"):]
+    return None
 
 
 def _load(content: bytes, max_depth: int | None, memo: dict):

@@ -87,6 +87,21 @@ def parse_range(text: str) -> tuple[int, int]:
     return lower, upper
 
 
+def printed_range_problem(text: str) -> str | None:
+    """Why ``text`` is not a bundle range as Pulsar prints one (``NamespaceBundle``: ``0x%08x_0x%08x``), or None.
+    Pulsar writes no other spelling, and the lake keys bundles by this text: ``0X80000000_0X90000000`` or
+    ``0x8000000_0x9000000`` would be another bundle than the namespace's, though ``Long.decode`` reads the same
+    range from it."""
+    try:
+        lower, upper = parse_range(text)
+    except ValueError as exc:
+        return str(exc)
+    printed = format_range(lower, upper)
+    if text != printed:
+        return f"expected the bundle range as Pulsar prints it (0x%08x_0x%08x, lower case), {printed!r}, got {text!r}"
+    return None
+
+
 def split_bundle_name(full_name: str) -> tuple[str, str]:
     """``tenant/ns/0x..._0x...`` → (``tenant/ns``, ``0x..._0x...``)."""
     namespace, _, rng = full_name.rpartition("/")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 _ENTITY = re.compile(r"[-=:.\w]+", re.ASCII)
-_RANGE = re.compile(r"0x[0-9a-fA-F]{8}_0x[0-9a-fA-F]{8}")
 _HOST = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 
@@ -40,23 +39,6 @@ def namespace_problem(name: object) -> str | None:
         if problem:
             return problem
     return None
-
-
-def bundle_range_problem(text: object) -> str | None:
-    if not isinstance(text, str) or not _RANGE.fullmatch(text):
-        return f"a bundle range is 0xXXXXXXXX_0xXXXXXXXX, got {text!r}"
-    lower, upper = (int(x, 16) for x in text.split("_"))
-    if not lower < upper:
-        return f"a bundle range needs lower < upper, got {text!r}"
-    return None
-
-
-def bundle_problem(name: object) -> str | None:
-    """A bundle's full name: ``<namespace>/<range>``."""
-    if not isinstance(name, str) or "/" not in name:
-        return f"a bundle is namespace/0xXXXXXXXX_0xXXXXXXXX, got {name!r}"
-    ns, rng = name.rsplit("/", 1)
-    return namespace_problem(ns) or bundle_range_problem(rng)
 
 
 def broker_problem(broker: object) -> str | None:
