@@ -91,6 +91,26 @@ def test_a_bundle_whose_owners_load_report_did_not_land_has_no_report_to_disagre
     assert busy.bundle in [r["bundle"] for r in failed.rows]
 
 
+def test_a_report_another_broker_still_holds_after_a_move_is_not_compared_with_the_owners_topics(spark, lake):
+    """A broker's load report is rewritten only when its load moved enough, or every 15 minutes: after a move the
+    old owner's report may still list the bundle, and the new owner's may not list it yet."""
+    busy = lake.read(spark, "silver", "bundle_stats", DEMO_DAY).where("topics > 0").first()
+    other = (lake.read(spark, "bronze", "broker_reports", DEMO_DAY)
+             .where((F.col("snapshot_ts") == busy.snapshot_ts) & (F.col("broker") != busy.owner_broker)).first().broker)
+    row = (F.col("bundle") == busy.bundle) & (F.col("snapshot_ts") == busy.snapshot_ts)
+    stale = lambda df: df.unionByName(df.where(row).withColumn("broker", F.lit(other))  # noqa: E731
+                                      .withColumn("msg_rate_in", F.col("msg_rate_in") + 1000.0))
+    moved = lambda df: df.withColumn("broker", F.when(row, F.lit(other)).otherwise(F.col("broker")))  # noqa: E731
+    for change in (stale, moved):
+        summary = validate(views.bundle_stats(_reader(lake, spark, bronze__bundle_reports=change)), "silver.bundle_stats")
+        assert "matches_report" not in [f.column for f in summary.failures]
+    owners_off = lambda df: df.withColumn("msg_rate_in", F.when(row, F.col("msg_rate_in") + 1000.0)  # noqa: E731
+                                          .otherwise(F.col("msg_rate_in")))
+    failed = _failure(validate(views.bundle_stats(_reader(lake, spark, bronze__bundle_reports=lambda df: stale(owners_off(df)))),
+                               "silver.bundle_stats"), "matches_report")
+    assert [r["bundle"] for r in failed.rows] == [busy.bundle]
+
+
 def test_split_children_must_tile_the_parent_and_boundaries_lie_inside(spark, lake):
     picked = {}
 

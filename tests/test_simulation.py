@@ -197,3 +197,22 @@ def test_a_start_time_at_the_end_of_javas_long_beside_a_missing_one_is_a_restart
     h = build_history("c", brokers, bundles)
     assert h.start[:, 0].tolist() == [1, 1, 2**63 - 1, 1] and h.start[1, 1] == 0
     assert [e["type"] for e in h.events() if e.get("broker") == "broker-0:8080"].count("broker-restarted") == 2
+
+
+def test_a_bundle_an_older_load_report_still_lists_after_a_move_is_owned_by_the_newer_reports_broker():
+    brokers, bundles = scripted(n_brokers=3, n_bundles=4, snapshots=3, owner=lambda s, k: 1 if k == 0 and s >= 1 else 0)
+    brokers["last_update_ms"] = brokers["broker"].map({"broker-0:8080": 100, "broker-1:8080": 200, "broker-2:8080": 300})
+    moved = bundles[(bundles["bundle"] == bundle_names(4)[0]) & (bundles["snapshot_ts"] > START)]
+    stale = moved.assign(broker="broker-0:8080", msg_rate_in=1.0)  # broker-0's report not rewritten since the move
+    h = build_history("c", brokers, pd.concat([bundles, stale, stale.assign(broker="broker-2:8080")]))
+    n = h.bundles.index(bundle_names(4)[0])
+    assert [h.brokers[b] for b in h.owner[:, n]] == ["broker-0:8080", "broker-2:8080", "broker-2:8080"]
+    assert h.traffic[1, n, 0] == 1.0
+    brokers["last_update_ms"] = brokers["broker"].map({"broker-0:8080": 300, "broker-1:8080": 200, "broker-2:8080": 100})
+    h = build_history("c", brokers, pd.concat([bundles, stale]))
+    assert [h.brokers[b] for b in h.owner[:, n]] == ["broker-0:8080"] * 3
+    assert h.notes == [f"2 bundle report(s) left out: a newer load report of another broker holds the bundle too, a move "
+                       f"the older report had not caught up with (e.g. {bundle_names(4)[0]} at 00:10: broker-0:8080's "
+                       f"report kept, broker-1:8080's left out)"]
+    brokers = brokers.drop(columns="last_update_ms")  # a report without lastUpdate: the first broker by name
+    assert [h.brokers[b] for b in build_history("c", brokers, pd.concat([bundles, stale])).owner[:, n]] == ["broker-0:8080"] * 3

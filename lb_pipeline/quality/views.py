@@ -62,7 +62,13 @@ def broker_reports(read: Read) -> DataFrame:
 def bundle_stats(read: Read) -> DataFrame:
     df = read("silver", "bundle_stats")
     live = _live(read).withColumnRenamed("live_broker", "owner_broker").withColumn("owner_is_live", F.lit(True))
-    reported = read("bronze", "bundle_reports").groupBy(*KEYS, "bundle").agg(F.sum("msg_rate_in").alias("reported_rate"))
+    # the owner's report of the bundle; another broker's report may still list it after a move (its load report is
+    # rewritten only when its load moved enough or every loadBalancerReportUpdateMaxIntervalMinutes), and the owner's
+    # may not list it yet: then there is nothing to compare
+    reports = read("bronze", "bundle_reports")
+    reported = reports.select(*KEYS, "bundle", F.col("broker").alias("owner_broker"),
+                              F.col("msg_rate_in").alias("reported_rate"))
+    elsewhere = (reports.select(*KEYS, "bundle").distinct().withColumn("reported_elsewhere", F.lit(True)))
     # the owners whose load report landed: a report not collected (or quarantined) is no report that disagrees
     owners_reported = (read("bronze", "broker_reports").select(*KEYS, F.col("broker").alias("owner_broker")).distinct()
                        .withColumn("owner_reported", F.lit(True)))
@@ -80,16 +86,19 @@ def bundle_stats(read: Read) -> DataFrame:
              .select(*KEYS, "namespace", "bundle_range").distinct().withColumn("split_since", F.lit(True)))
     return (
         df.join(live, [*KEYS, "owner_broker"], "left").fillna({"owner_is_live": False})
-        .join(reported, [*KEYS, "bundle"], "left")
+        .join(reported, [*KEYS, "bundle", "owner_broker"], "left")
+        .join(elsewhere, [*KEYS, "bundle"], "left")
         .join(layout, [*KEYS, "namespace", "bundle_range"], "left")
         .join(split, [*KEYS, "namespace", "bundle_range"], "left")
         .join(owners_reported, [*KEYS, "owner_broker"], "left")
-        .fillna({"in_layout": False, "split_since": False, "owner_reported": False})
+        .fillna({"in_layout": False, "split_since": False, "owner_reported": False, "reported_elsewhere": False})
         .withColumn("range_is_namespace_bundle", F.col("in_layout") | F.col("split_since"))
-        # a bundle split mid-collection has topics under the parent and no report, and a bundle whose owner's
-        # report did not land has none: nothing to compare
+        # a bundle split mid-collection has topics under the parent and no report, a bundle whose owner's report
+        # did not land has none, and one moved since its owner's report was written has another broker's: nothing
+        # to compare
         .withColumn("matches_report", (F.col("topics") == 0)
-                    | (F.col("reported_rate").isNull() & (F.col("split_since") | ~F.col("owner_reported")))
+                    | (F.col("reported_rate").isNull()
+                       & (F.col("split_since") | ~F.col("owner_reported") | F.col("reported_elsewhere")))
                     | _sum_agrees(F.coalesce("reported_rate", F.lit(-1.0)), F.col("msg_rate_in"), F.col("topics")))
     )
 

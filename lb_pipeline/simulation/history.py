@@ -86,6 +86,29 @@ class History:
         return out
 
 
+def _one_report_per_bundle(bundles: pd.DataFrame, brokers: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """One report per bundle and snapshot, and a note on those left out. A broker rewrites its load report in the
+    metadata store only when its load moved by ``loadBalancerReportUpdateThresholdPercentage`` or every
+    ``loadBalancerReportUpdateMaxIntervalMinutes`` (``ModularLoadManagerImpl.needBrokerDataUpdate``; one bundle less
+    of twenty is a 5 % move), so after a bundle moves, the old owner's report can still list it beside the new
+    owner's. Pulsar's leader then counts it on both (``updateBundleData`` reads every broker's ``lastStats``); the
+    history has one owner per bundle: the broker whose report is newest (``lastUpdate``; equal, the first by name)."""
+    if bundles.empty or not bundles.duplicated(["t_ms", "bundle"]).any():
+        return bundles, []
+    column = brokers["last_update_ms"] if "last_update_ms" in brokers else pd.Series(0, index=brokers.index)
+    updated = column.fillna(0).groupby([brokers["t_ms"], brokers["broker"]]).max()
+    keys = pd.MultiIndex.from_arrays([bundles["t_ms"], bundles["broker"]])
+    ranked = bundles.assign(_updated=updated.reindex(keys).fillna(0).to_numpy()).sort_values(
+        ["t_ms", "bundle", "_updated", "broker"], ascending=[True, True, False, True])
+    kept = ranked.drop_duplicates(["t_ms", "bundle"]).drop(columns="_updated")
+    shared = ranked[ranked.duplicated(["t_ms", "bundle"], keep=False)]
+    first = shared[(shared["t_ms"] == shared["t_ms"].iloc[0]) & (shared["bundle"] == shared["bundle"].iloc[0])]
+    when = pd.Timestamp(int(first["t_ms"].iloc[0]), unit="ms", tz="UTC").strftime("%H:%M")
+    return kept, [f"{len(bundles) - len(kept)} bundle report(s) left out: a newer load report of another broker holds "
+                  f"the bundle too, a move the older report had not caught up with (e.g. {first['bundle'].iloc[0]} at "
+                  f"{when}: {first['broker'].iloc[0]}'s report kept, {', '.join(first['broker'].iloc[1:])}'s left out)"]
+
+
 def _long(value) -> int:
     """A Java long the rows carry as a float (a column with a null in it): Long.MAX_VALUE comes back as 2^63, one past
     what the array holds, so it is held to the array's range (a start time only tells restarts apart); null is 0."""
@@ -140,12 +163,12 @@ def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, ga
     unknown = bundles[~bundles["broker"].isin(bix)] if not bundles.empty else bundles
     if len(unknown):
         notes.append(f"{len(unknown)} bundle row(s) from brokers without a load report were left out")
-    for r in bundles[bundles["broker"].isin(bix)].itertuples(index=False) if N else ():
+    known, stale = _one_report_per_bundle(bundles[bundles["broker"].isin(bix)] if N else bundles, brokers)
+    notes += stale
+    for r in known.itertuples(index=False) if N else ():
         s, n = s_of.get(int(r.t_ms)), nix[r.bundle]
         if s is None:
             continue  # a bundle row of a snapshot without broker reports
-        if present[s, n]:
-            raise ValueError(f"cluster {cluster!r}: bundle {r.bundle} reported by two brokers at snapshot {times[s]}")
         present[s, n] = True
         traffic[s, n] = [float(getattr(r, c) or 0.0) for c in TRAFFIC]
         clients[s, n] = [int(getattr(r, c) or 0) for c in CLIENTS]

@@ -17,7 +17,7 @@ import pandas as pd
 from lb_pipeline.errors import InputError, LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.formats.brokers import parse_local_broker_data
-from lb_pipeline.formats.cluster import isolation_policy_map
+from lb_pipeline.formats.cluster import isolation_policy_map, parse_manifest
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.at_start import Shot, leader_history
 from lb_pipeline.model.bundles import topic_hash
@@ -62,10 +62,14 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
             continue
         policies.add(int(ts.timestamp() * 1000), *_policies(d, root, notes))
         read.append((d, ts))
-        reports = sorted((d / "lb" / "brokers").glob("*.json"))
+        reports, listed = sorted((d / "lb" / "brokers").glob("*.json")), _listed_brokers(d)
         if not reports:
             notes.append(NO_LOAD_REPORT.format(d))
         for f in reports:
+            if listed is not None and layout.broker_from_file_stem(f.stem) not in listed:  # as ingest quarantines it
+                notes.append(f"{f}: broker: expected a broker listed in manifest.json, got "
+                             f"{layout.broker_from_file_stem(f.stem)!r}; left out")
+                continue
             parsed = _parsed(parse_local_broker_data, f, root, notes)
             if parsed is None:
                 continue
@@ -127,6 +131,15 @@ def _split_topics(snapshots, bundles: pd.DataFrame, limits: SplitLimits, root: P
             rows += [{**{c: r[c] for c in PROFILE_COLUMNS}, "bundle": r["bundle"], "snapshot_ts": ts,
                       "topic_hash": topic_hash(r["topic"])} for r in got if r["bundle"] in hot]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _listed_brokers(d: Path) -> set[str] | None:
+    """The brokers the snapshot's manifest lists; None when it cannot be read (``_configs`` says so)."""
+    try:
+        rows, problems = parse_manifest(load_json((d / layout.MANIFEST).read_bytes()))
+    except (OSError, FileProblem):
+        return None
+    return set(rows[0]["brokers"] or []) if rows and not problems else None
 
 
 def _parsed(parse, path: Path, root: Path, notes: list[str]):

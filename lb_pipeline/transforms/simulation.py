@@ -55,8 +55,9 @@ NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not 
 Runs = list[dict] | Callable[[PulsarConfig], list[dict]]
 _TOTALS = {"unloads": "unloads_total", "placements": "placements_total", "reconnections": "reconnections_total"}
 _BROKER_COLS = ["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "start_timestamp_ms",
-                "broker_version", "load_manager", *(f"{r}_{x}" for r in ("cpu", "memory", "direct_memory", "bandwidth_in",
-                                                                         "bandwidth_out") for x in ("usage", "limit"))]
+                "last_update_ms", "broker_version", "load_manager",
+                *(f"{r}_{x}" for r in ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
+                  for x in ("usage", "limit"))]
 _BUNDLE_COLS = ["bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "producer_count",
                 "consumer_count", "topics"]
 
