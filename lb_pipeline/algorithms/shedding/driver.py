@@ -21,7 +21,7 @@ from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate, 
 from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
 from lb_pipeline.algorithms.shedding.threshold_shedder import ThresholdShedder
 from lb_pipeline.algorithms.shedding.uniform_load_shedder import UniformLoadShedder
-from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.config import PulsarConfig, impl_name
 from lb_pipeline.model.javahash import JavaHashMap
 
 MODULAR_STRATEGIES = {"OverloadShedder": OverloadShedder, "ThresholdShedder": ThresholdShedder,
@@ -51,7 +51,7 @@ class ModularShedding:
             raise ValueError(f"unknown shedding strategy {strategy!r}; known: {', '.join(MODULAR_STRATEGIES)}, TransferShedder")
         notes = []
         if placement is None:  # the cluster's: a class of its own (a plugin) cannot be replayed, nor stop the night
-            placement = config["loadBalancerLoadPlacementStrategy"].rsplit(".", 1)[-1]
+            placement = impl_name(config["loadBalancerLoadPlacementStrategy"])
             if placement not in PLACEMENTS:
                 notes.append(f"placement strategy {config['loadBalancerLoadPlacementStrategy']!r} is not one of "
                              f"Pulsar's; replayed with LeastLongTermMessageRate")
