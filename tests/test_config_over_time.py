@@ -241,7 +241,7 @@ def test_snapshots_under_a_plugin_strategy_are_left_out_of_the_replays_accuracy(
 
     got = score([(0, demo), (change, plugin)])
     at = datetime.fromtimestamp(change / 1000, timezone.utc).strftime("%H:%M UTC")
-    assert got["strategy"] == f"ThresholdShedder, then CustomShedder from {at} (a plugin, not replayed)"
+    assert got["strategy"] == f"ThresholdShedder, then com.example.CustomShedder from {at} (a plugin, not replayed)"
     # ThresholdShedder's morning against the morning's moves only: the plugin's moves are not the replay's to predict
     morning = F.unix_millis("snapshot_ts") < change
     expected = replay_accuracy(decisions.where(morning), recorded_moves(ownership, shape).where(morning),

@@ -111,6 +111,28 @@ def test_a_report_another_broker_still_holds_after_a_move_is_not_compared_with_t
     assert [r["bundle"] for r in failed.rows] == [busy.bundle]
 
 
+def test_an_owned_bundle_overlapping_another_owned_bundle_of_its_namespace_is_a_warning(spark, lake):
+    own = lake.read(spark, "bronze", "ownership", DEMO_DAY)
+    first = own.orderBy("snapshot_ts", "bundle").first()
+    whole = (own.where((F.col("snapshot_ts") == first.snapshot_ts) & (F.col("bundle") == first.bundle))
+             .withColumn("bundle_range", F.lit("0x00000000_0xffffffff"))
+             .withColumn("bundle", F.concat_ws("/", "namespace", "bundle_range")))
+    elsewhere = (own.where(F.col("namespace") != first.namespace).orderBy("snapshot_ts", "bundle").limit(1)
+                 .withColumn("broker", F.lit("another:8080")).withColumn("bundle_range", F.lit("0x00000000_0x00000001"))
+                 .withColumn("bundle", F.concat_ws("/", "namespace", "bundle_range")))
+    clean = validate(views.ownership(_reader(lake, spark)), "bronze.ownership")
+    assert clean.success and not clean.failures
+    summary = validate(views.ownership(_reader(lake, spark, bronze__ownership=lambda df: df.unionByName(whole))),
+                       "bronze.ownership")
+    (failure,) = summary.failures
+    assert failure.column == "overlaps_another_owned" and failure.severity == "warning" and not summary.critical
+    same = own.where((F.col("snapshot_ts") == first.snapshot_ts) & (F.col("namespace") == first.namespace)).count()
+    assert failure.unexpected_count == same + 1  # the whole range and every bundle of that namespace and snapshot
+    apart = validate(views.ownership(_reader(lake, spark, bronze__ownership=lambda df: df.unionByName(elsewhere))),
+                     "bronze.ownership")
+    assert [f.column for f in apart.failures] == ["overlaps_another_owned"]
+
+
 def test_split_children_must_tile_the_parent_and_boundaries_lie_inside(spark, lake):
     picked = {}
 
