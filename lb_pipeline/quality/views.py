@@ -84,7 +84,7 @@ def bundle_stats(read: Read) -> DataFrame:
     reports = read("bronze", "bundle_reports")
     reported = reports.select(*KEYS, "bundle", F.col("broker").alias("owner_broker"),
                               F.col("msg_rate_in").alias("reported_rate"))
-    elsewhere = (reports.select(*KEYS, "bundle").distinct().withColumn("reported_elsewhere", F.lit(True)))
+    elsewhere = reports.select(*KEYS, "bundle").distinct().withColumn("reported_elsewhere", F.lit(True))
     # the owners whose load report landed: a report not collected (or quarantined) is no report that disagrees
     owners_reported = (read("bronze", "broker_reports").select(*KEYS, F.col("broker").alias("owner_broker")).distinct()
                        .withColumn("owner_reported", F.lit(True)))
