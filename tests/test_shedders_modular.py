@@ -171,6 +171,22 @@ def test_driver_respects_the_grace_period_and_assigns_destinations():
     assert moved & {u.bundle for u in later.unloads}
 
 
+@pytest.mark.parametrize("grace, held", [
+    ("-1", False),  # now + 1 minute: every unload forgotten at once
+    (str(-(2**62)), True),  # TimeUnit.toMillis saturates at Long.MIN_VALUE, and now - MIN_VALUE wraps below zero
+    (str(2**62), True),  # saturates at Long.MAX_VALUE: nothing forgotten either
+    (str(2**63 - 1), True),
+])
+def test_the_grace_period_at_javas_extremes_holds_unloads_as_pulsars_long_arithmetic_does(grace, held):
+    load = LoadData({"b1:80": broker(95, ns_bundles("a", 4), throughput=100 * MIB), "b2:80": broker(10, ns_bundles("b", 2)),
+                     "b3:80": broker(20, ns_bundles("c", 2))}, {b: bdata(throughput=20 * MIB) for b in ns_bundles("a", 4)})
+    config = PulsarConfig({"loadBalancerSheddingGracePeriodMinutes": grace})
+    run = ModularShedding.named("OverloadShedder", config)
+    moved = {u.bundle for u in run.run_cycle(load, config, now_ms=1_700_000_000_000).unloads}
+    again = {u.bundle for u in run.run_cycle(load, config, now_ms=1_700_000_060_000).unloads}
+    assert moved and bool(moved & again) is not held
+
+
 def test_driver_does_nothing_when_shedding_is_disabled():
     load = LoadData({"b1": broker(95, ns_bundles("a", 2)), "b2": broker(10)})
     config = PulsarConfig({"loadBalancerSheddingEnabled": "false"})

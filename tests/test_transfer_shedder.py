@@ -120,3 +120,16 @@ def test_swapped_bundles_are_marked_and_not_held_back_by_the_grace_period():
     assert swapped_back.find_bundles_for_unloading(load, NO_DEBOUNCE, NOW).unloads[0].bundle == first[0].bundle
     held = TransferShedder(recently_unloaded_bundles={first[1].bundle: NOW - 1})
     assert first[1].bundle not in {u.bundle for u in held.find_bundles_for_unloading(load, NO_DEBOUNCE, NOW).unloads}
+
+
+@pytest.mark.parametrize("ttl_seconds, transfers", [
+    ("600", True),
+    (str(2**62), False),  # LoadStats.update multiplies by 1000 in a long: 2^62 x 1000 wraps to 0, and no data is fresh
+    (str(2**63 // 1000), True),  # the largest that does not wrap
+])
+def test_the_load_data_ttl_wraps_as_javas_long_multiplication_does(ttl_seconds, transfers):
+    config = NO_DEBOUNCE.overridden(loadBalancerBrokerLoadDataTTLInSeconds=ttl_seconds)
+    load = cluster({"a": 0.9, "b": 0.2, "c": 0.1})
+    for b in load.brokers.values():
+        b["updatedAt"] = NOW - 1
+    assert bool(TransferShedder().find_bundles_for_unloading(load, config, NOW).unloads) is transfers

@@ -126,3 +126,25 @@ def number(key: str, text: str) -> int | float:
     if value is None:  # an Optional left empty: no number to read
         raise ValueError(f"config {key}: no value (Optional.empty)")
     return value
+
+
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+
+def java_long(value: int) -> int:
+    """``value`` as Java's ``long`` arithmetic leaves it: wrapped to 64 bits (``now - x`` overflows silently)."""
+    return (value - LONG_MIN) % 2**64 + LONG_MIN
+
+
+def minutes_to_millis(minutes: int) -> int:
+    """``TimeUnit.MINUTES.toMillis``: held at ``Long.MAX_VALUE`` or ``Long.MIN_VALUE`` where the product overflows."""
+    return max(LONG_MIN, min(LONG_MAX, minutes * 60_000))
+
+
+def grace_cutoff(now_ms: int, grace_minutes: int) -> int:
+    """The time before which a recently unloaded bundle is forgotten, as both load managers compute it
+    (``ModularLoadManagerImpl.doLoadShedding``, ``UnloadScheduler.execute``): ``System.currentTimeMillis() -
+    TimeUnit.MINUTES.toMillis(loadBalancerSheddingGracePeriodMinutes)``. A grace period past about 1.5·10^14 minutes
+    either way saturates the product, and a negative one that large then wraps the difference: -2^62 minutes holds
+    every unloaded bundle for good, where plain arithmetic would forget them at once."""
+    return java_long(now_ms - minutes_to_millis(grace_minutes))

@@ -22,6 +22,7 @@ from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlace
 from lb_pipeline.algorithms.shedding.threshold_shedder import ThresholdShedder
 from lb_pipeline.algorithms.shedding.uniform_load_shedder import UniformLoadShedder
 from lb_pipeline.model.config import PulsarConfig, impl_name
+from lb_pipeline.model.java_values import grace_cutoff
 from lb_pipeline.model.javahash import JavaHashMap
 
 MODULAR_STRATEGIES = {"OverloadShedder": OverloadShedder, "ThresholdShedder": ThresholdShedder,
@@ -86,7 +87,7 @@ class ModularShedding:
             if hook:
                 hook(state.available)
         self.placement.new_cycle()
-        cutoff = now_ms - config.get_int("loadBalancerSheddingGracePeriodMinutes") * 60_000
+        cutoff = grace_cutoff(now_ms, config.get_int("loadBalancerSheddingGracePeriodMinutes"))
         self.recently_unloaded = {b: t for b, t in self.recently_unloaded.items() if not t < cutoff}
         load = replace(load, recently_unloaded=dict(self.recently_unloaded))
         found = self.strategy.find_bundles_for_unloading(load, config)

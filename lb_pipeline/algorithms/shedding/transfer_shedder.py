@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from lb_pipeline.algorithms.shedding.common import SheddingResult, Skip, Unload, namespace_of
 from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, sheds_with_policies
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.java_values import grace_cutoff, java_long
 
 NAME = "TransferShedder"
 
@@ -62,17 +63,18 @@ def load_stats(load: ExtensibleLoad, recently_unloaded_brokers: dict[str, int], 
     stops on a broker whose data predates ``loadBalanceSheddingDelayInSeconds`` after its last unload (and forgets
     unloads that are old enough), and requires load data from every available broker."""
     stats, reason = LoadStats(), None
-    ttl = config.get_int("loadBalancerBrokerLoadDataTTLInSeconds") * 1000
-    delay = config.get_int("loadBalanceSheddingDelayInSeconds") * 1000
+    # Java long arithmetic (LoadStats.update: plain multiplications and differences, which wrap)
+    ttl = java_long(config.get_int("loadBalancerBrokerLoadDataTTLInSeconds") * 1000)
+    delay = java_long(config.get_int("loadBalanceSheddingDelayInSeconds") * 1000)
     missing = set(load.available)
     for broker, data in load.brokers.items():
         missing.discard(broker)
         updated = int(data.get("updatedAt", 0))
-        if now_ms - updated > ttl:
+        if java_long(now_ms - updated) > ttl:
             reason = "OutDatedData"
             continue
         if broker in recently_unloaded_brokers:
-            if updated - recently_unloaded_brokers[broker] < delay:
+            if java_long(updated - recently_unloaded_brokers[broker]) < delay:
                 return LoadStats(skip="CoolDown")
             del recently_unloaded_brokers[broker]
         x = float(data.get("weightedMaxEMA", 1.0))
@@ -106,8 +108,8 @@ class TransferShedder:
             return SheddingResult(notes=notes + ["load balancing or shedding is disabled"])
         if len(load.available) <= 1:
             return SheddingResult(notes=notes + ["one broker or fewer: nothing to balance"])
-        grace = config.get_int("loadBalancerSheddingGracePeriodMinutes") * 60_000
-        self.recently_unloaded_bundles = {b: t for b, t in self.recently_unloaded_bundles.items() if now_ms - t <= grace}
+        cutoff = grace_cutoff(now_ms, config.get_int("loadBalancerSheddingGracePeriodMinutes"))
+        self.recently_unloaded_bundles = {b: t for b, t in self.recently_unloaded_bundles.items() if not t < cutoff}
         found = self.find_bundles_for_unloading(load, config, now_ms)
         for u in found.unloads:
             self.recently_unloaded_bundles[u.bundle] = now_ms
