@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 from lb_pipeline.model.at_start import Shot, as_run, leader_history
-from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, IMPL, PulsarConfig, configured_strategy
+from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, IMPL, PulsarConfig
+from lb_pipeline.model.load_manager import configured_strategy
 
 H = 3_600_000
 NIGHT = 1_768_435_200_000  # 2026-01-15 00:00 UTC

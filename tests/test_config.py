@@ -1,6 +1,6 @@
 import pytest
 
-from lb_pipeline.model.config import PROFILES, PulsarConfig, config_from_snapshot, configured_strategy, load_broker_conf
+from lb_pipeline.model.config import PROFILES, PulsarConfig, config_from_snapshot, load_broker_conf
 
 
 def test_defaults_follow_the_released_profile():
@@ -142,11 +142,3 @@ def test_an_empty_nic_speed_override_is_pulsars_optional_empty():
         PulsarConfig().get_float("loadBalancerOverrideBrokerNicSpeedGbps")
     assert PulsarConfig({"loadBalancerOverrideBrokerNicSpeedGbps": "Optional[25.0]"}).get_float(
         "loadBalancerOverrideBrokerNicSpeedGbps") == 25.0
-
-@pytest.mark.parametrize("strategy, ran", [
-    ("org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder", "ThresholdShedder"),
-    ("com.acme.ThresholdShedder", "com.acme.ThresholdShedder"),  # a plugin named like Pulsar's: not Pulsar's
-    ("org.apache.pulsar.broker.loadbalance.impl.sub.AvgShedder", "org.apache.pulsar.broker.loadbalance.impl.sub.AvgShedder"),
-])
-def test_only_pulsars_own_shedding_classes_are_replayed_by_name(strategy, ran):
-    assert configured_strategy(PulsarConfig({"loadBalancerLoadSheddingStrategy": strategy})) == ran

@@ -249,6 +249,10 @@ def test_snapshots_under_a_plugin_strategy_are_left_out_of_the_replays_accuracy(
     assert {k: v for k, v in got.items() if k != "strategy"} == {k: v for k, v in expected.items() if k != "strategy"}
     assert expected["moved"] < replay_accuracy(decisions, recorded_moves(ownership, shape), "x")["moved"]
     assert score([(0, plugin)]) is None  # a plugin all night: nothing to score
+    # a blank load manager class: the brokers fall back to SimpleLoadManagerImpl, whose moves are not replayed either
+    legacy = score([(0, demo), (change, demo.overridden(loadManagerClassName=""))])
+    assert legacy == {**got, "strategy": f"ThresholdShedder, then SimpleLoadManagerImpl from {at} "
+                                         "(Pulsar's deprecated load manager, not replayed)"}
     # the extensible load manager runs TransferShedder, whatever loadBalancerLoadSheddingStrategy says
     extensible = score([(0, demo.overridden(loadManagerClassName=EXTENSIBLE_LOAD_MANAGER))])
     assert extensible == replay_accuracy(decisions, recorded_moves(ownership, shape), "TransferShedder")

@@ -93,6 +93,19 @@ def test_a_modular_strategy_for_a_cluster_on_the_extensible_load_manager_switche
     assert already["strategy"] == "TransferShedder" and already["broker_conf"] == ""
 
 
+def test_leaving_avgshedder_sets_a_placement_the_modular_load_manager_can_start_with():
+    """ModularLoadManagerImpl.initialize throws on AvgShedder placement beside another shedding strategy (the
+    brokers would fall back to SimpleLoadManagerImpl): the recommendation resets the placement to Pulsar's default."""
+    avg = PulsarConfig({"loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder",
+                        "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder"})
+    rec = recommend([run("UniformLoadShedder", 0.1, 10)], 0.3, avg)
+    assert rec["broker_conf"].splitlines() == [f"loadBalancerLoadSheddingStrategy={IMPL}UniformLoadShedder",
+                                               f"loadBalancerLoadPlacementStrategy={IMPL}LeastLongTermMessageRate"]
+    # from the defaults, the placement is left as it is
+    assert recommend([run("UniformLoadShedder", 0.1, 10)], 0.3, PulsarConfig())["broker_conf"] == \
+        f"loadBalancerLoadSheddingStrategy={IMPL}UniformLoadShedder"
+
+
 def test_a_day_too_short_to_simulate_gets_no_recommendation_and_says_why():
     """A day of one snapshot: every run's row holds the reason and no figures (NaN from the runs table)."""
     why = "not simulated: cluster 'c': the history needs two snapshots or more, it has 1"

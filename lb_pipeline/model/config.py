@@ -243,22 +243,6 @@ class PulsarConfig(Mapping[str, str]):
         return PulsarConfig(merged, self.profile)
 
 
-def impl_name(class_name: str) -> str:
-    """The simple name of one of Pulsar's modular load-balancing classes (``…loadbalance.impl.ThresholdShedder`` →
-    ``ThresholdShedder``). A class of another package keeps its full name: Pulsar creates it by that name
-    (``Reflections.createInstance``), so ``com.acme.ThresholdShedder`` is a plugin of its own, not Pulsar's."""
-    short = class_name[len(IMPL):]
-    return short if class_name.startswith(IMPL) and short and "." not in short else class_name
-
-
-def configured_strategy(config: PulsarConfig) -> str:
-    """The shedding strategy the cluster runs: the extensible load manager's is TransferShedder (a modular strategy
-    is no ``NamespaceUnloadStrategy``: ``UnloadScheduler.createNamespaceUnloadStrategy`` falls back to it)."""
-    if config["loadManagerClassName"].endswith("ExtensibleLoadManagerImpl"):
-        return "TransferShedder"
-    return impl_name(config["loadBalancerLoadSheddingStrategy"])
-
-
 def parse_broker_conf(text: str) -> dict[str, str]:
     """``broker.conf`` is a Java properties file: ``key=value`` lines, ``#`` comments."""
     values: dict[str, str] = {}

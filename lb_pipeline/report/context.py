@@ -13,7 +13,8 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.splits import automatic_algorithm
 from lb_pipeline.model.cluster_configs import ClusterConfigs
-from lb_pipeline.model.config import PulsarConfig, configured_strategy
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import configured_strategy, legacy_reason
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
@@ -201,7 +202,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     return {
         "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
         "snapshot_count": len(snap_rows), "broker_count": len(snap_rows[-1]["brokers"]) if snap_rows else 0,
-        "strategy": strategy, "replayed": strategy in trust.REPLAYED, "algorithm": algorithm, "grace_minutes": grace,
+        "strategy": strategy, "replayed": strategy in trust.REPLAYED, "legacy": legacy_reason(config), "algorithm": algorithm, "grace_minutes": grace,
         "profile": config.profile,
         "config_changes": trust.config_changes(configs, cluster), "config_notes": configs.notes(cluster),
         "strategy_changed": len({configured_strategy(c) for _, c in configs.changes(cluster)}) > 1,

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs, changed
-from lb_pipeline.model.config import configured_strategy
+from lb_pipeline.model.load_manager import LEGACY, configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES as REPLAYED  # Pulsar's five; a plugin's cannot be replayed
 from lb_pipeline.snapshots.layout import local_broker_data
 from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy, stayed_up
@@ -118,13 +118,19 @@ def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, c
     if not any(name in REPLAYED for _, name in names):
         return None
     label = ", then ".join(name + (f" from {_hhmm(ms)}" if i else "")
-                           + ("" if name in REPLAYED else " (a plugin, not replayed)") for i, (ms, name) in enumerate(names))
+                           + _not_replayed(name) for i, (ms, name) in enumerate(names))
     # the snapshots under a plugin's strategy are left out: it predicted nothing, and its moves are not the replay's
     replayed = per_cluster(configs, lambda c: configured_strategy(c) in REPLAYED, ts="snapshot_ts")
     up = stayed_up(ownership, reports) if reports is not None else None
     result = replay_accuracy(decisions, recorded_moves(ownership, layouts, up).where(replayed),
                              per_cluster(configs, configured_strategy, ts="snapshot_ts"), label, up)
     return result if result["predicted"] or result["moved"] else None
+
+
+def _not_replayed(name: str) -> str:
+    if name in REPLAYED:
+        return ""
+    return " (Pulsar's deprecated load manager, not replayed)" if name == LEGACY else " (a plugin, not replayed)"
 
 
 def config_changes(configs: ClusterConfigs, cluster: str) -> list[dict]:

@@ -14,6 +14,7 @@ import shlex
 
 from lb_pipeline.model.at_start import AT_START_KEYS
 from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, IMPL, MODULAR_LOAD_MANAGER, PulsarConfig
+from lb_pipeline.model.load_manager import legacy_reason
 from lb_pipeline.simulation.balancers import BASELINES, STRATEGIES
 
 DEFAULT_GRIDS: dict[str, dict[str, list]] = {
@@ -128,6 +129,9 @@ def settings_for(strategy: str, params: dict, config: PulsarConfig) -> dict[str,
         out["loadBalancerLoadSheddingStrategy"] = IMPL + strategy
         if strategy == "AvgShedder":  # AvgShedder places by its own plans only as the placement strategy too
             out["loadBalancerLoadPlacementStrategy"] = IMPL + "AvgShedder"
+        elif legacy_reason(config.overridden(**out)):  # AvgShedder placement beside another shedding strategy, or
+            # a placement class Pulsar lacks: ModularLoadManagerImpl would not start (model.load_manager)
+            out["loadBalancerLoadPlacementStrategy"] = IMPL + "LeastLongTermMessageRate"
     out.update({k: str(v) for k, v in sorted(params.items())})
     return {k: v for k, v in out.items() if config.get(k) != v}
 

@@ -15,7 +15,8 @@ from bisect import bisect_right
 import numpy as np
 
 from lb_pipeline.model.cluster_configs import Change
-from lb_pipeline.model.config import PulsarConfig, configured_strategy
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES, Balancer, make_balancer
 from lb_pipeline.simulation.engine import Simulation
 from lb_pipeline.simulation.history import History

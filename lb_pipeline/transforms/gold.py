@@ -26,7 +26,8 @@ from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modu
 from lb_pipeline.formats.cluster import ISOLATION_SOURCE
 from lb_pipeline.model.bundles import Bundle, parse_range
 from lb_pipeline.model.cluster_configs import ClusterConfigs
-from lb_pipeline.model.config import PulsarConfig, configured_strategy
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
 

@@ -17,7 +17,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lb_pipeline.model.config import configured_strategy
+from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.transforms.capacity import window
 from lb_pipeline.transforms.config import per_cluster
 

@@ -21,7 +21,8 @@ from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate, 
 from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
 from lb_pipeline.algorithms.shedding.threshold_shedder import ThresholdShedder
 from lb_pipeline.algorithms.shedding.uniform_load_shedder import UniformLoadShedder
-from lb_pipeline.model.config import PulsarConfig, impl_name
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import impl_name
 from lb_pipeline.model.java_values import grace_cutoff
 from lb_pipeline.model.javahash import JavaHashMap
 
@@ -65,7 +66,7 @@ class ModularShedding:
         if placement == "AvgShedder" and strategy == "AvgShedder":
             chosen = shedder
         elif placement == "AvgShedder":
-            # Pulsar refuses to start with AvgShedder placement and another shedding strategy
+            # what-if only: ModularLoadManagerImpl does not start so (the brokers fall back to SimpleLoadManagerImpl)
             notes.append(f"placement AvgShedder needs AvgShedder shedding; {strategy} is replayed with LeastLongTermMessageRate")
             chosen = LeastLongTermMessageRate(rng=random.Random(seed))
         elif placement == "RoundRobinBrokerSelector":
