@@ -218,6 +218,8 @@ def build(landing: Path, outside: Path) -> Corpus:
     bd3 = _files(s3, "lb/bundle-data/*/*/*")
     _edit(bd3[0], lambda d: d.update(longTermData=None)); c.kind("null for an object", bd3[0], "longTermData", {"bundle_data": 1})
     shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")
+    _edit(bd3[2], lambda d: d["longTermData"].update(numSamples=5000, maxSamples=1000))
+    c.kind("more samples than the window", bd3[2], "longTermData.numSamples", {"bundle_data": 1})
 
     # paths: never read, quarantined by name
     (s3 / "lb/brokers/broker-9.pulsar.svc:8080.json").write_text(b0[4].read_text())

@@ -168,6 +168,24 @@ def test_a_bundle_range_pulsar_reads_but_never_prints_is_a_row_problem_in_every_
             assert f"as Pulsar prints it (0x%08x_0x%08x, lower case), '{printed}', got {rng!r}" in problems[0].reason
 
 
+@pytest.mark.parametrize("window, samples, field, reason", [
+    ("longTermData", {"numSamples": 5000, "maxSamples": 1000}, "longTermData.numSamples",
+     "expected at most maxSamples (1000) samples, got 5000"),
+    ("shortTermData", {"numSamples": 0, "maxSamples": 0}, "shortTermData.maxSamples",
+     "expected a window of one sample or more, got 0"),
+])
+def test_bundle_data_with_more_samples_than_its_window_or_no_window_is_a_row_problem(window, samples, field, reason):
+    """Pulsar's TimeAverageMessageData.update keeps numSamples <= maxSamples and divides by numSamples."""
+    rates = {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}
+    doc = {"shortTermData": {**rates, "numSamples": 10, "maxSamples": 10},
+           "longTermData": {**rates, "numSamples": 1000, "maxSamples": 1000}}
+    rows, problems = brokers.parse_bundle_data(doc, "a/b/0x00000000_0xffffffff")
+    assert len(rows) == 1 and not problems  # full windows land
+    doc[window].update(samples)
+    rows, problems = brokers.parse_bundle_data(doc, "a/b/0x00000000_0xffffffff")
+    assert rows == [] and [(p.field, p.reason) for p in problems] == [(field, reason)]
+
+
 @pytest.mark.parametrize("value, kind", [(7, "a number"), (0.5, "a number"), (0, "a number"), ("", "a string"),
                                          ([], "an array"), (False, "a boolean")])
 def test_a_value_of_the_wrong_kind_is_a_row_problem_named_in_jsons_words(value, kind):

@@ -83,6 +83,23 @@ def test_whatif_shed_applies_a_catastrophic_policy_and_names_one_it_cannot_match
         "(a backreference)")
 
 
+def test_whatif_shed_says_which_strategy_runs_and_when_pulsar_fell_back_to_its_deprecated_load_manager(
+        busy_snapshot, tmp_path, capsys):
+    assert main(["whatif", "shed", str(busy_snapshot), "--all"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "Configured: ThresholdShedder"
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    dynamic = snap / layout.DYNAMIC_CONFIG
+    doc = json.loads(dynamic.read_text()) if dynamic.exists() else {}
+    dynamic.write_text(json.dumps({**doc, "loadBalancerLoadPlacementStrategy":
+                                   "org.apache.pulsar.broker.loadbalance.impl.AvgShedder"}))
+    assert main(["whatif", "shed", str(snap), "--all"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "Configured: SimpleLoadManagerImpl, Pulsar's deprecated load manager (ModularLoadManagerImpl cannot start: "
+        "loadBalancerLoadPlacementStrategy AvgShedder needs the same loadBalancerLoadSheddingStrategy, got "
+        "'org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder'): none of these strategies runs")
+
+
 @pytest.mark.parametrize("part, content, field", [
     ("topics", "[]", "(root)"),  # valid JSON of the wrong kind: it failed deep inside with an AttributeError
     ("topics", None, None),  # one bad topic among good ones: refused, as ingest would quarantine that row

@@ -64,9 +64,16 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
 
 def _time_average(obj, field: str) -> dict:
     obj = _obj(obj, field, row_level=True)
+    n, most = integer(obj, "numSamples", field + ".numSamples", bits=32), integer(obj, "maxSamples", field + ".maxSamples", bits=32)
+    # TimeAverageMessageData.update keeps numSamples = min(numSamples + 1, maxSamples) and divides by it: no
+    # BundleData Pulsar writes holds more samples than its window, or a window of none
+    if most < 1:
+        raise RowProblem(field + ".maxSamples", f"expected a window of one sample or more, got {most}")
+    if n > most:
+        raise RowProblem(field + ".numSamples", f"expected at most maxSamples ({most}) samples, got {n}")
     return {
-        "num_samples": integer(obj, "numSamples", field + ".numSamples", bits=32),
-        "max_samples": integer(obj, "maxSamples", field + ".maxSamples", bits=32),
+        "num_samples": n,
+        "max_samples": most,
         "msg_rate_in": num(obj, "msgRateIn", field + ".msgRateIn"),
         "msg_rate_out": num(obj, "msgRateOut", field + ".msgRateOut"),
         "msg_throughput_in": num(obj, "msgThroughputIn", field + ".msgThroughputIn"),

@@ -9,6 +9,7 @@ from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, STRATEGIES, ModularShedding, apply_unloads
 from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, derive_from_modular
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
+from lb_pipeline.model.load_manager import configured_strategy, legacy_reason
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
@@ -89,6 +90,9 @@ def whatif_shed(snap: Snapshot, strategies: list[str], seed: int = 0, assume_sus
 
 def render_text(results: list[StrategyWhatIf], snap: Snapshot) -> str:
     lines = [f"Snapshot {snap.directory.name} of {snap.manifest.get('cluster')} ({len(snap.brokers)} brokers)"]
+    why = legacy_reason(snap.config)  # the brokers run none of the strategies below: say so before their moves
+    lines.append(f"Configured: {configured_strategy(snap.config)}"
+                 + (f", Pulsar's deprecated load manager ({why}): none of these strategies runs" if why else ""))
     for r in results:
         lines += ["", f"{r.strategy}: {len(r.unloads)} bundle(s) to move; msg-rate spread "
                       f"{r.spread_before:,.0f} -> {r.spread_after:,.0f} msg/s"]
