@@ -15,9 +15,11 @@ from lb_pipeline.errors import LbError
 
 
 def _generate(args) -> int:
+    import shutil
     from dataclasses import replace
 
     from lb_pipeline.snapshots.generate import PRESETS, generate, print_progress
+    from lb_pipeline.snapshots.layout import cluster_folder
 
     if args.preset not in PRESETS:
         raise LbError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
@@ -29,12 +31,10 @@ def _generate(args) -> int:
             raise LbError("--interval takes 1 to 1440 minutes, for one day (--days spreads each day's snapshots over it)")
         preset = replace(preset, interval_minutes=args.interval)
     out = Path(args.out)
-    cluster_dir = out / args.cluster
+    cluster_dir = cluster_folder(out, args.cluster)  # before --force removes it: '..' is no cluster
     if cluster_dir.exists() and any(cluster_dir.iterdir()):
         if not args.force:
             raise LbError(f"{cluster_dir} already holds snapshots; pass --force to replace them")
-        import shutil
-
         shutil.rmtree(cluster_dir)
     dirs = generate(out, preset, seed=args.seed, start=args.start, cluster_name=args.cluster,
                     snapshots=args.snapshots, progress=None if args.quiet else print_progress, balance=args.balance,

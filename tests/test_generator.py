@@ -190,3 +190,20 @@ def test_the_command_writes_a_denser_day_with_interval_and_refuses_one_it_cannot
     for bad in (["--interval", "0"], ["--interval", "5", "--days", "2"]):
         assert main(["generate", "--out", str(tmp_path / "x"), "--quiet", *bad]) == 2
         assert "--interval takes 1 to 1440 minutes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cluster, why", [
+    ("..", "a cluster name cannot be '..'"), ("", "a cluster name must be a non-empty string"),
+    ("east 1", "a cluster name may only hold letters, digits and _ - = : . (Pulsar's NamedEntity rule), got 'east 1'"),
+])
+def test_the_command_refuses_a_cluster_name_pulsar_refuses_before_force_removes_anything(tmp_path, capsys, cluster, why):
+    """``--cluster .. --force`` removed the landing folder's parent; a name ingest reads nothing of wrote a history."""
+    from lb_pipeline.cli import main
+
+    landing = tmp_path / "sub" / "landing"
+    assert main(["generate", "--out", str(landing), "--snapshots", "1", "--quiet"]) == 0
+    (tmp_path / "keep.txt").write_text("mine")
+    assert main(["generate", "--out", str(landing), "--snapshots", "1", "--quiet", "--force", "--cluster", cluster]) == 2
+    assert capsys.readouterr().err.strip() == f"lb-pipeline: cluster name {cluster!r} refused: {why}"
+    assert (tmp_path / "keep.txt").read_text() == "mine" and (landing / "demo-cluster").is_dir()
+    assert sorted(p.name for p in landing.iterdir()) == ["demo-cluster"]

@@ -11,6 +11,8 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from lb_pipeline.errors import LbError
+from lb_pipeline.model.names import entity_problem
 from lb_pipeline.snapshots import javajson
 
 FORMAT_VERSION = 1
@@ -102,12 +104,20 @@ def iter_snapshot_dirs(landing: str | Path, day: str | None = None):
                 yield snap
 
 
+def cluster_folder(landing: str | Path, cluster: str) -> Path:
+    """``landing/<cluster>`` for a name Pulsar accepts (``NamedEntity``): ingest reads no other, and no such name
+    leaves the landing folder (``..``, ``a/b``, an empty name)."""
+    if problem := entity_problem(cluster, "cluster name"):
+        raise LbError(f"cluster name {cluster!r} refused: {problem}")
+    return Path(landing) / cluster
+
+
 class SnapshotWriter:
     """Writes one snapshot directory atomically: files go to a hidden temporary directory that is renamed into
     place when :meth:`commit` runs, so a half-written snapshot never looks complete."""
 
     def __init__(self, landing: str | Path, cluster: str, ts_ms: int):
-        self.final = Path(landing) / cluster / snapshot_dir_name(ts_ms)
+        self.final = cluster_folder(landing, cluster) / snapshot_dir_name(ts_ms)
         self.final.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.", dir=self.final.parent))
 
