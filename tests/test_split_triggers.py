@@ -43,6 +43,32 @@ def test_modular_namespace_cap_counts_splits_chosen_in_the_same_cycle():
     assert "loadBalancerNamespaceMaximumBundles=128" in decisions[1].skipped
 
 
+def test_a_bandwidth_limit_of_2048_mb_or_more_wraps_javas_int_as_in_pulsar():
+    """Both triggers compute ``Mbytes * 1048576`` as a Java ``int``: 2048 MB is 0, 3000 MB negative, so every
+    bundle with traffic (and two topics) is past the bandwidth limit; 2047 MB is what it says, and 100000 MB wraps to
+    about 1,696 MiB."""
+    traffic = {"longTermData": {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1024.0, "msgThroughputOut": 0.0}}
+    brokers = {"b1": {"lastStats": {B1: _stats(topics=2)}}}
+    for mbytes, hot in (("2047", False), ("2048", True), ("3000", True), ("4096", True), ("100000", False)):
+        config = PulsarConfig({"loadBalancerNamespaceBundleMaxBandwidthMbytes": mbytes})
+        decisions = modular_split_candidates(brokers, {B1: traffic}, {NS: 4}, config)
+        assert [d.reason for d in decisions] == (["Bandwidth"] if hot else []), mbytes
+        ext = ExtensibleSplitStrategy(config).find_bundles_to_split(
+            "b1", {B1: {**_stats(topics=2), "msgThroughputIn": 1024.0}}, {NS: 4}, lambda b: None)
+        assert [d.reason for d in ext] == (["Bandwidth"] if hot else []), mbytes
+    config = PulsarConfig({"loadBalancerNamespaceBundleMaxBandwidthMbytes": "4096"})
+    decisions = modular_split_candidates(brokers, {B1: traffic}, {NS: 4}, config)
+    assert decisions[0].triggered[0].describe() == "Bandwidth: 0.0 MiB/s > 0.0 (a limit of 0 or less: any amount passes it)"
+
+
+def test_sessions_are_added_as_java_ints():
+    """consumerCount + producerCount past 2^31 - 1 wraps negative in Pulsar: no session trigger."""
+    brokers = {"b1": {"lastStats": {B1: _stats(topics=2, producers=2**31 - 1, consumers=1)}}}
+    assert modular_split_candidates(brokers, {}, {NS: 4}) == []
+    brokers = {"b1": {"lastStats": {B1: _stats(topics=2, producers=2**31 - 2, consumers=1)}}}
+    assert [d.reason for d in modular_split_candidates(brokers, {}, {NS: 4})] == ["Sessions"]
+
+
 def test_modular_split_disabled_by_config():
     brokers = {"b1": {"lastStats": {B1: _stats(topics=2000)}}}
     off = PulsarConfig({"loadBalancerAutoBundleSplitEnabled": "false"})

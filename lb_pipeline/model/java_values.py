@@ -136,6 +136,11 @@ def java_long(value: int) -> int:
     return (value - LONG_MIN) % 2**64 + LONG_MIN
 
 
+def java_int(value: int) -> int:
+    """``value`` as Java's ``int`` arithmetic leaves it: wrapped to 32 bits (``2048 * 1048576`` is 0)."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
 def minutes_to_millis(minutes: int) -> int:
     """``TimeUnit.MINUTES.toMillis``: held at ``Long.MAX_VALUE`` or ``Long.MIN_VALUE`` where the product overflows."""
     return max(LONG_MIN, min(LONG_MAX, minutes * 60_000))

@@ -9,7 +9,11 @@
   consecutive cycles, at most ``loadBalancerMaxNumberOfBundlesToSplitPerCycle`` splits per cycle, and the
   configured algorithm must return exactly one boundary.
 
-Pulsar iterates Java hash maps here; we iterate in the order given (callers pass sorted input) and say so.
+Both compare with Java's arithmetic: ``loadBalancerNamespaceBundleMaxBandwidthMbytes × 1048576`` is an ``int``
+product (2048 MB and more wrap: 2048 is 0, 3000 is negative, and every bundle with traffic is past it), and so is
+``consumerCount + producerCount``. The modular task walks the leader's brokers in ``ConcurrentHashMap`` order (which
+hot bundles get a namespace's last slots); each report's ``lastStats`` and the extensible strategy's stats in the
+order given. Checked against Pulsar 4.0.8's own ``BundleSplitterTask`` (``tests/conformance``, family ``triggers``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from dataclasses import dataclass, field
 from lb_pipeline.algorithms.splits.common import MIB, SplitResult
 from lb_pipeline.model.bundles import Bundle, parse_range, split_bundle_name
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.java_values import java_int
+from lb_pipeline.model.javahash import concurrent_hash_map_order
 
 TOPICS, SESSIONS, MSG_RATE, BANDWIDTH = "Topics", "Sessions", "MsgRate", "Bandwidth"
 
@@ -33,13 +39,13 @@ class Threshold:
 
     @property
     def ratio(self) -> float:
-        return self.value / self.limit if self.limit else float("inf")
+        return self.value / self.limit if self.limit > 0 else float("inf")  # a wrapped bandwidth limit is < 0
 
     def describe(self) -> str:
         unit = {TOPICS: "topics", SESSIONS: "sessions", MSG_RATE: "msg/s", BANDWIDTH: "MiB/s"}[self.reason]
         scale, fmt = (MIB, ",.1f") if self.reason == BANDWIDTH else (1, ",.0f")
-        return (f"{self.reason}: {self.value / scale:{fmt}} {unit} > {self.limit / scale:{fmt}} "
-                f"({self.ratio:.2f}x the limit)")
+        how = f"{self.ratio:.2f}x the limit" if self.limit > 0 else "a limit of 0 or less: any amount passes it"
+        return f"{self.reason}: {self.value / scale:{fmt}} {unit} > {self.limit / scale:{fmt}} ({how})"
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,8 @@ class SplitLimits:
             max_topics=config.get_int("loadBalancerNamespaceBundleMaxTopics"),
             max_sessions=config.get_int("loadBalancerNamespaceBundleMaxSessions"),
             max_msg_rate=config.get_float("loadBalancerNamespaceBundleMaxMsgRate"),
-            max_bytes=config.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * MIB,
+            # int × int in both triggers: 2048 MB and more wrap (2048 → 0, every bundle with traffic is hot)
+            max_bytes=float(java_int(config.get_int("loadBalancerNamespaceBundleMaxBandwidthMbytes") * MIB)),
             max_bundles=config.get_int("loadBalancerNamespaceMaximumBundles"),
         )
 
@@ -89,7 +96,7 @@ class SplitLimits:
 
     def exceeded(self, topics: int, sessions: int, msg_rate: float, throughput: float) -> list[Threshold]:
         """Exceeded thresholds in the extensible strategy's priority order (Topics, Sessions, MsgRate, Bandwidth)."""
-        out = []
+        out, sessions = [], java_int(sessions)  # consumerCount + producerCount, two Java ints
         if topics > self.max_topics:
             out.append(Threshold(TOPICS, topics, self.max_topics))
         if self.max_sessions > 0 and sessions > self.max_sessions:
@@ -113,8 +120,10 @@ def modular_split_candidates(brokers: Mapping[str, Mapping], bundle_data: Mappin
         return []
     limits = SplitLimits.from_config(config)
     decisions, per_ns = [], defaultdict(int)
-    for broker, report in brokers.items():
-        for bundle, stats in (report.get("lastStats") or {}).items():
+    # the leader's LoadData.brokerData is a ConcurrentHashMap: its order decides which hot bundles get a
+    # namespace's last slots; each report's lastStats in its own order (Jackson reads it into a LinkedHashMap)
+    for broker in concurrent_hash_map_order(brokers):
+        for bundle, stats in (brokers[broker].get("lastStats") or {}).items():
             topics = int(stats.get("topics", 0))
             if topics < 2:
                 continue
