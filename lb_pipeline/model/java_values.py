@@ -141,6 +141,15 @@ def java_int(value: int) -> int:
     return (value + 2**31) % 2**32 - 2**31
 
 
+def int_cast(x: float) -> int:
+    """Java's ``(int)`` cast of a double: toward zero, saturating (infinities too), NaN → 0."""
+    if -2147483648.0 < x < 2147483648.0:
+        return int(x)
+    if x != x:
+        return 0
+    return 2**31 - 1 if x > 0 else -(2**31)
+
+
 def minutes_to_millis(minutes: int) -> int:
     """``TimeUnit.MINUTES.toMillis``: held at ``Long.MAX_VALUE`` or ``Long.MIN_VALUE`` where the product overflows."""
     return max(LONG_MIN, min(LONG_MAX, minutes * 60_000))

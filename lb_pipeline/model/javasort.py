@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from lb_pipeline.model.java_values import int_cast
 from lb_pipeline.model.timsort_steps import (
     MIN_MERGE, binary_sort, count_run_and_make_ascending, gallop_left, gallop_right, min_run_length,
 )
@@ -26,11 +27,8 @@ class ComparisonContractViolation(ValueError):
 
 
 def java_int_diff(a: float, b: float) -> int:
-    """``(int) (a - b)``: toward zero, saturating, NaN → 0."""
-    d = a - b
-    if d != d:
-        return 0
-    return max(-(2**31), min(2**31 - 1, int(d)))
+    """``(int) (a - b)``: toward zero, saturating (infinities too), NaN → 0."""
+    return int_cast(a - b)
 
 
 def timsort(items: list[T], compare: Callable[[T, T], int]) -> list[T]:

@@ -90,7 +90,8 @@ class LoadFrame:
     def weighted_max(self, w: Weights) -> np.ndarray:
         """``LocalBrokerData.getMaxResourceUsageWithWeight`` per broker (a fraction; heap memory not counted)."""
         p = self.percents
-        cols = (p[:, 0] * w.cpu, p[:, 2] * w.direct_memory, p[:, 3] * w.bandwidth_in, p[:, 4] * w.bandwidth_out)
+        with np.errstate(over="ignore", invalid="ignore"):  # a weight of 1e308 overflows to inf, as in Java
+            cols = (p[:, 0] * w.cpu, p[:, 2] * w.direct_memory, p[:, 3] * w.bandwidth_in, p[:, 4] * w.bandwidth_out)
         best = np.full(len(self.brokers), -np.inf)
         for c in cols:  # Java: ``if (d > max) max = d`` from -inf, so NaN never wins
             best = np.where(c > best, c, best)

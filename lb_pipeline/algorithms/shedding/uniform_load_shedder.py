@@ -14,25 +14,9 @@ from __future__ import annotations
 
 from lb_pipeline.algorithms.shedding.common import LoadData, SheddingResult, Skip, Unload, ranked
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.java_values import int_cast, java_int
 
 NAME = "UniformLoadShedder"
-_INT_MAX, _INT_MIN = 2**31 - 1, -(2**31)
-
-
-def java_int(x: float) -> int:
-    """Java's ``(int)`` cast of a double: toward zero, saturating, NaN → 0."""
-    if -2147483648.0 < x < 2147483648.0:
-        return int(x)
-    if x != x:
-        return 0
-    return _INT_MAX if x > 0 else _INT_MIN
-
-
-def wrap_int(x: int) -> int:
-    """Java ``int`` arithmetic overflow (two's complement wrap)."""
-    return (x + 2**31) % 2**32 - 2**31
-
-
 class UniformLoadShedder:
     name = NAME
 
@@ -65,10 +49,10 @@ class UniformLoadShedder:
             return out
         pct = config.get_float("maxUnloadPercentage")
         if rate_hit:
-            src, budget, floor = over_r, java_int((max_r - min_r) * pct), config.get_int("minUnloadMessage")
+            src, budget, floor = over_r, int_cast((max_r - min_r) * pct), config.get_int("minUnloadMessage")
             values, reason, metric, value, threshold, unit = frame.short_rate, "MsgRateDifference", "msgRateDifferencePercent", rate_diff, conf_rate, "msg/s"
         else:
-            src, budget, floor = over_t, java_int((max_t - min_t) * pct), config.get_int("minUnloadMessageThroughput")
+            src, budget, floor = over_t, int_cast((max_t - min_t) * pct), config.get_int("minUnloadMessageThroughput")
             values, reason, metric, value, threshold, unit = frame.short_tput, "ThroughputRatio", "msgThroughputRatio", tput_ratio, conf_tput, "bytes/s"
         if src is None:  # every broker below -1: Pulsar would fail on a null broker
             out.notes.append("no broker with traffic above -1: Pulsar's UniformLoadShedder would fail here")
@@ -83,14 +67,14 @@ class UniformLoadShedder:
         pos, v = ranked(values, frame.candidates(src, set(load.recently_unloaded)))
         cap = config.get_int("maxUnloadBundleNumPerShedding")
         slack = config.release.uniform_fit_slack
-        amount, selected, limit = budget, 0, wrap_int(budget + slack)
+        amount, selected, limit = budget, 0, java_int(budget + slack)
         for p, x in zip(pos.tolist(), v.tolist()):
             if cap != -1 and selected >= cap:
                 break  # Pulsar skips every remaining bundle
             if x <= limit:
                 out.unloads.append(Unload(NAME, broker, frame.bundles[p], reason, metric, value, threshold, amount, unit, x))
                 selected += 1
-                budget = wrap_int(budget + java_int(-x))  # MutableInt.add(Number): the amount truncated to int
-                limit = wrap_int(budget + slack)
+                budget = java_int(budget + int_cast(-x))  # MutableInt.add(Number): the amount truncated to int
+                limit = java_int(budget + slack)
         return out
 
