@@ -18,7 +18,7 @@ def _context(**over):
     ctx = {
         "cluster": f"c{EVIL}", "day": DEMO_DAY, "latest": "x", "snapshot_count": 1, "broker_count": 1,
         "strategy": "ThresholdShedder", "algorithm": "range_equally_divide", "grace_minutes": 30, "profile": "pulsar-4.0",
-        "config_changes": [], "config_notes": [f"note{EVIL}"], "replayed": True, "legacy": None, "strategy_changed": False,
+        "config_changes": [], "config_notes": [f"note{EVIL}"], "config_taken_otherwise": [], "replayed": True, "legacy": None, "strategy_changed": False,
         "actions": {"splits": [], "unloads": [{"bundle": f"t/ns/{EVIL}", "source": "b1", "destination": "b2", "why": "w",
                                                "command": f"pulsar-admin namespaces unload 't/ns' --bundle '{EVIL}'"}]},
         "heat": {"rows": HeatRows([f"b{EVIL}"], [f"calm{EVIL}"], 0.85, 0.10), "times": ["00:00"],
@@ -141,6 +141,12 @@ def test_a_plugin_strategy_is_said_not_to_be_replayed_instead_of_moving_nothing(
     html = render_nightly(_context(strategy="CustomShedder", replayed=False,
                                    actions={"splits": [], "unloads": []}))
     assert 'data-testid="not-replayed"' in html and "CustomShedder would move nothing" not in html
+
+
+def test_a_setting_pulsar_takes_otherwise_than_it_reads_is_said_at_the_top():
+    assert 'data-testid="config-taken-otherwise"' not in render_nightly(_context())
+    html = render_nightly(_context(config_taken_otherwise=[f"wraps{EVIL}"]))
+    assert 'data-testid="config-taken-otherwise"' in html and EVIL not in html
 
 
 def test_a_cluster_on_the_deprecated_load_manager_is_told_why_instead_of_called_a_plugin():

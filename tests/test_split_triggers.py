@@ -2,7 +2,7 @@
 
 from lb_pipeline.algorithms.splits import range_equally_divide
 from lb_pipeline.algorithms.splits.common import SplitResult
-from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
+from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, limit_notes, modular_split_candidates
 from lb_pipeline.model.config import PulsarConfig
 
 NS = "acme/orders"
@@ -44,7 +44,7 @@ def test_modular_namespace_cap_counts_splits_chosen_in_the_same_cycle():
 
 
 def test_a_bandwidth_limit_of_2048_mb_or_more_wraps_javas_int_as_in_pulsar():
-    """Both triggers compute ``Mbytes * 1048576`` as a Java ``int``: 2048 MB is 0, 3000 MB negative, so every
+    """Both triggers compute ``Mbytes * 1048576`` as a Java ``int``: 2048 MB is -2048, 4096 MB 0, so every
     bundle with traffic (and two topics) is past the bandwidth limit; 2047 MB is what it says, and 100000 MB wraps to
     about 1,696 MiB."""
     traffic = {"longTermData": {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1024.0, "msgThroughputOut": 0.0}}
@@ -59,6 +59,11 @@ def test_a_bandwidth_limit_of_2048_mb_or_more_wraps_javas_int_as_in_pulsar():
     config = PulsarConfig({"loadBalancerNamespaceBundleMaxBandwidthMbytes": "4096"})
     decisions = modular_split_candidates(brokers, {B1: traffic}, {NS: 4}, config)
     assert decisions[0].triggered[0].describe() == "Bandwidth: 0.0 MiB/s > 0.0 (a limit of 0 or less: any amount passes it)"
+    assert limit_notes(config) == [
+        "loadBalancerNamespaceBundleMaxBandwidthMbytes=4096: both split triggers multiply it by 1048576 as a Java int, "
+        "which wraps to 0.0 MB/s, so Pulsar splits every bundle with traffic and two topics or more; set it to 2047 "
+        "or less"]
+    assert limit_notes(PulsarConfig({"loadBalancerNamespaceBundleMaxBandwidthMbytes": "2047"})) == []
 
 
 def test_sessions_are_added_as_java_ints():

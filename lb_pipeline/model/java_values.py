@@ -137,7 +137,7 @@ def java_long(value: int) -> int:
 
 
 def java_int(value: int) -> int:
-    """``value`` as Java's ``int`` arithmetic leaves it: wrapped to 32 bits (``2048 * 1048576`` is 0)."""
+    """``value`` as Java's ``int`` arithmetic leaves it: wrapped to 32 bits (``4096 * 1048576`` is 0)."""
     return (value + 2**31) % 2**32 - 2**31
 
 

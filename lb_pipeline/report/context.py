@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.splits import automatic_algorithm
+from lb_pipeline.algorithms.splits.triggers import limit_notes
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy, legacy_reason
@@ -205,6 +206,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         "strategy": strategy, "replayed": strategy in trust.REPLAYED, "legacy": legacy_reason(config), "algorithm": algorithm, "grace_minutes": grace,
         "profile": config.profile,
         "config_changes": trust.config_changes(configs, cluster), "config_notes": configs.notes(cluster),
+        "config_taken_otherwise": limit_notes(config),
         "strategy_changed": len({configured_strategy(c) for _, c in configs.changes(cluster)}) > 1,
         "actions": actions, "heat": {"rows": heat_rows, "times": [t.strftime("%H:%M") for t in times],
                                      "values": heat_values},

@@ -7,7 +7,9 @@ from dataclasses import asdict, dataclass
 
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
-from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, SplitDecision, modular_split_candidates
+from lb_pipeline.algorithms.splits.triggers import (
+    ExtensibleSplitStrategy, SplitDecision, limit_notes, modular_split_candidates,
+)
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
 from lb_pipeline.whatif.sustained import sustained_cycles
@@ -118,6 +120,7 @@ def to_json(results: list[BundleSplitWhatIf]) -> list[dict]:
 def render_text(results: list[BundleSplitWhatIf], snap: Snapshot) -> str:
     lines = [f"Snapshot {snap.directory.name} of {snap.manifest.get('cluster')}: "
              f"default algorithm {snap.config['defaultNamespaceBundleSplitAlgorithm']}"]
+    lines += [f"note: {n}" for n in limit_notes(snap.config)]
     if not results:
         lines.append("No bundle exceeds a split threshold.")
     for r in results:

@@ -10,10 +10,11 @@
   configured algorithm must return exactly one boundary.
 
 Both compare with Java's arithmetic: ``loadBalancerNamespaceBundleMaxBandwidthMbytes × 1048576`` is an ``int``
-product (2048 MB and more wrap: 2048 is 0, 3000 is negative, and every bundle with traffic is past it), and so is
-``consumerCount + producerCount``. The modular task walks the leader's brokers in ``ConcurrentHashMap`` order (which
-hot bundles get a namespace's last slots); each report's ``lastStats`` and the extensible strategy's stats in the
-order given. Checked against Pulsar 4.0.8's own ``BundleSplitterTask`` (``tests/conformance``, family ``triggers``).
+product (2048 MB and more wrap: 2048 and 3000 to negative numbers, 4096 to 0, where every bundle with traffic is
+past it; 100000 to 1,696 MB; ``limit_notes`` tells the operator), and so is ``consumerCount + producerCount``. The
+modular task walks the leader's brokers in ``ConcurrentHashMap`` order (which hot bundles get a namespace's last
+slots); each report's ``lastStats`` and the extensible strategy's stats in the order given. Checked against Pulsar
+4.0.8's own ``BundleSplitterTask`` (``tests/conformance``, family ``triggers``).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class SplitLimits:
             max_topics=config.get_int("loadBalancerNamespaceBundleMaxTopics"),
             max_sessions=config.get_int("loadBalancerNamespaceBundleMaxSessions"),
             max_msg_rate=config.get_float("loadBalancerNamespaceBundleMaxMsgRate"),
-            # int × int in both triggers: 2048 MB and more wrap (2048 → 0, every bundle with traffic is hot)
+            # int × int in both triggers: 2048 MB and more wrap (2048 → -2048 MB: every bundle with traffic is hot)
             max_bytes=float(java_int(config.get_int("loadBalancerNamespaceBundleMaxBandwidthMbytes") * MIB)),
             max_bundles=config.get_int("loadBalancerNamespaceMaximumBundles"),
         )
@@ -106,6 +107,18 @@ class SplitLimits:
         if throughput > self.max_bytes:
             out.append(Threshold(BANDWIDTH, throughput, self.max_bytes))
         return out
+
+
+def limit_notes(config: PulsarConfig) -> list[str]:
+    """The split limits Pulsar takes otherwise than they read (``SplitLimits.from_config``), for the operator."""
+    mbytes = config.get_int("loadBalancerNamespaceBundleMaxBandwidthMbytes")
+    taken = java_int(mbytes * MIB)
+    if taken == mbytes * MIB:
+        return []
+    return [f"loadBalancerNamespaceBundleMaxBandwidthMbytes={mbytes}: both split triggers multiply it by 1048576 as "
+            f"a Java int, which wraps to {taken / MIB:,.1f} MB/s, so Pulsar splits "
+            + ("every bundle with traffic and two topics or more" if taken <= 0 else "at that bandwidth")
+            + "; set it to 2047 or less"]
 
 
 def modular_split_candidates(brokers: Mapping[str, Mapping], bundle_data: Mapping[str, Mapping],
