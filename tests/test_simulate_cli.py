@@ -91,3 +91,19 @@ def test_a_cadence_past_the_day_is_one_cycle_and_one_pulsar_cannot_convert_is_re
         assert capsys.readouterr().err == (
             f"lb-pipeline: --set: loadBalancerSheddingIntervalMinutes: expected a Java int (a whole number from -2^31 "
             f"to 2^31-1; Pulsar's default is 1), got '{value}'\n")
+
+
+def test_simulate_says_when_the_brokers_fell_back_to_the_deprecated_load_manager(demo_landing, capsys):
+    """AvgShedder placement beside ThresholdShedder: ModularLoadManagerImpl does not start, the brokers run
+    SimpleLoadManagerImpl, and the as-recorded run (which follows the configuration) moves nothing."""
+    avg = "org.apache.pulsar.broker.loadbalance.impl.AvgShedder"
+    assert main(["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--quiet", "--json",
+                 "--strategy", "ThresholdShedder", "--set", f"loadBalancerLoadPlacementStrategy={avg}"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert any(n.startswith("the brokers run SimpleLoadManagerImpl, Pulsar's deprecated load manager (ModularLoadManagerImpl "
+                            "cannot start: loadBalancerLoadPlacementStrategy AvgShedder") for n in result["notes"])
+    recorded = next(r for r in result["runs"] if r["strategy"] == "as-recorded")
+    assert recorded["unloads"] == 0
+    assert main(["simulate", "--landing", str(demo_landing), "--day", DEMO_DAY, "--quiet", "--json",
+                 "--strategy", "ThresholdShedder"]) == 0
+    assert not any("SimpleLoadManagerImpl" in n for n in json.loads(capsys.readouterr().out)["notes"])

@@ -9,6 +9,7 @@ import pandas as pd
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import legacy_reason
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
@@ -29,6 +30,9 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)
     results, notes = [], list(history.notes)
+    if why := legacy_reason(config):  # as-recorded then balances nothing: say why before the figures
+        notes.append(f"the brokers run SimpleLoadManagerImpl, Pulsar's deprecated load manager ({why}), which is not "
+                     "simulated: as-recorded moves nothing while they do")
     for k, run in enumerate(runs):
         tick = (lambda done, total, k=k, run=run: progress(k, run, done, total)) if progress else None
         r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick,
