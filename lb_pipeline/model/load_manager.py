@@ -40,10 +40,10 @@ def legacy_reason(config: PulsarConfig) -> str | None:
         return "loadManagerClassName is blank"
     if manager == SIMPLE_LOAD_MANAGER:
         return "loadManagerClassName names it"
-    if manager not in (MODULAR_LOAD_MANAGER, EXTENSIBLE_LOAD_MANAGER):
-        return None if is_plugin(manager) else f"Pulsar has no load manager {manager!r}"
-    if manager == EXTENSIBLE_LOAD_MANAGER:
+    if manager == EXTENSIBLE_LOAD_MANAGER or is_plugin(manager):
         return None
+    if manager != MODULAR_LOAD_MANAGER:
+        return f"Pulsar has no load manager {manager!r}"
     placement, shedding = config["loadBalancerLoadPlacementStrategy"], config["loadBalancerLoadSheddingStrategy"]
     for key, name, known in (("loadBalancerLoadPlacementStrategy", placement, _PLACEMENT),
                              ("loadBalancerLoadSheddingStrategy", shedding, _SHEDDING)):
