@@ -64,7 +64,8 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
 
 def _time_average(obj, field: str) -> dict:
     obj = _obj(obj, field, row_level=True)
-    n, most = integer(obj, "numSamples", field + ".numSamples", bits=32), integer(obj, "maxSamples", field + ".maxSamples", bits=32)
+    n = integer(obj, "numSamples", field + ".numSamples", bits=32)
+    most = integer(obj, "maxSamples", field + ".maxSamples", bits=32)
     # TimeAverageMessageData.update keeps numSamples = min(numSamples + 1, maxSamples) and divides by it: no
     # BundleData Pulsar writes holds more samples than its window, or a window of none
     if most < 1:

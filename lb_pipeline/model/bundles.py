@@ -20,7 +20,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
-from lb_pipeline.model.names import namespace_problem
+from lb_pipeline.model.names import java_blank, namespace_problem
 
 FULL_LOWER_BOUND = 0x00000000
 FULL_UPPER_BOUND = 0xFFFFFFFF
@@ -46,7 +46,7 @@ def normalize_topic_name(name: str) -> str:
     parts = rest.split("/", 3)  # tenant/namespace/local or tenant/cluster/namespace/local (V1)
     if len(parts) < 3:
         raise ValueError(f"topic {name!r}: expected <domain>://<tenant>/<namespace>/<topic>")
-    if not parts[-1].strip():
+    if java_blank(parts[-1]):  # TopicName: StringUtils.isBlank
         raise ValueError(f"topic {name!r}: the topic's local name must not be blank")
     if problem := _namespace_problem("/".join(parts[:-1])):
         raise ValueError(f"topic {name!r}: {problem}")

@@ -13,6 +13,7 @@ collector errors).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _ENTITY = re.compile(r"[-=:.\w]+", re.ASCII)
 _HOST = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
@@ -26,6 +27,16 @@ def entity_problem(name: object, what: str = "name") -> str | None:
     if not _ENTITY.fullmatch(name):
         return f"a {what} may only hold letters, digits and _ - = : . (Pulsar's NamedEntity rule), got {name!r}"
     return None
+
+
+# Character.isWhitespace: these controls, and the space, line and paragraph separators but the no-break ones
+_JAVA_CONTROL_SPACE, _NO_BREAK = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"), frozenset("\u00a0\u2007\u202f")
+
+
+def java_blank(text: str) -> bool:
+    """``StringUtils.isBlank``: every character Java's whitespace (Python's ``strip`` also takes no-break spaces)."""
+    return all(c in _JAVA_CONTROL_SPACE or (unicodedata.category(c) in ("Zs", "Zl", "Zp") and c not in _NO_BREAK)
+               for c in text)
 
 
 def namespace_problem(name: object) -> str | None:

@@ -67,7 +67,8 @@ def split_case(i: int) -> dict:
 _EDGES = ("my-topic", "t/n/x", "t/n", "t/c/n/x", "PERSISTENT://t/n/x", "Non-Persistent://t/n/x", "persistent://t/n/",
           "persistent://t/n/ ", "persistent://t//x", "persistent://t/n", "persistent://t/c/n/x/y", "bogus://t/n/x",
           "persistent://te nant/n/x", "persistent://t/n/x-partition-7", "persistent://t/n/ü-tópic", "x-partition-0",
-          "persistent://pulsar/system/transaction_coordinator_assign-partition-0", "persistent://t/n/a b:c=d")
+          "persistent://pulsar/system/transaction_coordinator_assign-partition-0", "persistent://t/n/a b:c=d",
+          "persistent://t/n/\r", "persistent://t/n/\u00a0", "persistent://t/n/\u2003\t")
 
 
 def hashing_case(i: int) -> dict:
