@@ -133,6 +133,13 @@ def test_extensible_skips_a_bundle_whose_neighbour_is_splitting():
     (d,) = strategy.find_bundles_to_split("b1", {B2: _stats(topics=5000)}, {NS: 4}, _range,
                                           splitting={f"{NS}/0x40000000_0x60000000": "Splitting"})
     assert not d.selected and "splitting" in d.skipped
+    # DefaultNamespaceBundleSplitStrategyImpl tests the namespace as a prefix of the name, without its "/"
+    (d,) = ExtensibleSplitStrategy(strategy.config).find_bundles_to_split(
+        "b1", {B2: _stats(topics=5000)}, {NS: 4}, _range, splitting={f"{NS}-eu/0x40000000_0x60000000": "Splitting"})
+    assert not d.selected and "splitting" in d.skipped
+    (d,) = ExtensibleSplitStrategy(strategy.config).find_bundles_to_split(
+        "b1", {B2: _stats(topics=5000)}, {NS: 4}, _range, splitting={"acme/other/0x40000000_0x60000000": "Splitting"})
+    assert d.selected
 
 
 from hypothesis import given, settings

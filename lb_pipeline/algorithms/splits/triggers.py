@@ -216,9 +216,11 @@ class ExtensibleSplitStrategy:
                     f"namespace at loadBalancerNamespaceMaximumBundles={limits.max_bundles}")))
                 continue
             low_txt, up_txt = rng.split("_")
-            if any(other.startswith(namespace + "/") and (other.split("/")[-1].startswith(low_txt)
-                                                           or other.split("/")[-1].endswith(up_txt))
-                   for other in (splitting or {})):  # Pulsar compares the range text, not the numbers
+            # Pulsar compares text, not numbers: the bundle's name starts with the namespace (no "/": a splitting
+            # bundle of acme/orders-eu counts for acme/orders) and its range with the lower or ends with the upper
+            if any(other.startswith(namespace) and (other.split("/")[-1].startswith(low_txt)
+                                                    or other.split("/")[-1].endswith(up_txt))
+                   for other in (splitting or {})):
                 decisions.append(SplitDecision(name, broker, (hot[0],), False, skipped="a neighbour is splitting"))
                 continue
             result = boundary_for(Bundle(namespace, lower, upper))
