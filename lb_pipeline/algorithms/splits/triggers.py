@@ -112,7 +112,7 @@ class SplitLimits:
 def limit_notes(config: PulsarConfig) -> list[str]:
     """The split limits Pulsar takes otherwise than they read (``SplitLimits.from_config``), for the operator."""
     mbytes = config.get_int("loadBalancerNamespaceBundleMaxBandwidthMbytes")
-    taken = java_int(mbytes * MIB)
+    taken = SplitLimits.from_config(config).max_bytes  # the limit as the triggers compute it, wrapped
     if taken == mbytes * MIB:
         return []
     return [f"loadBalancerNamespaceBundleMaxBandwidthMbytes={mbytes}: both split triggers multiply it by 1048576 as "
