@@ -14,6 +14,13 @@ def test_topic_names_follow_pulsars_topic_name_rule():
     for bad in ("persistent://acme", "persistent://acme/orders/", "persistent://acme/orders/ \t", "kafka://a/b/c",
                 "acme/orders/t"):
         assert topic_namespace(bad) is None, bad
+    # blank as Java's StringUtils.isBlank: a carriage return is, a no-break space is not (Python's strip takes both)
+    assert topic_namespace("persistent://acme/orders/\r") is None
+    assert topic_namespace("persistent://acme/orders/\u00a0") == "acme/orders"
+    rows, problems = topics.parse_topic_stats({"acme/orders": {"0x00000000_0xffffffff": {"persistent": {
+        "persistent://acme/orders/\r": {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}}}}},
+        "b:8080")
+    assert not rows and "a local name that is not blank" in problems[0].reason
 
 
 def test_a_topic_reported_under_another_namespace_is_a_row_problem_and_the_others_land():

@@ -60,9 +60,13 @@ def _topic_row(broker, namespace, rng, domain, topic, s, field) -> Row:
     s = _obj(s, field, row_level=True)
     if not topic.startswith(f"{domain}://{namespace}/"):
         raise RowProblem(field, f"expected a topic name starting with {domain}://{namespace}/")
-    if topic_namespace(topic) != namespace:  # e.g. persistent://t/ns/a/b, which Pulsar reads as namespace t/ns/a
+    read_as = topic_namespace(topic)
+    if read_as is None:
+        raise RowProblem(field, f"expected a topic name Pulsar's TopicName accepts (a local name that is not blank), "
+                                f"got {topic!r}")
+    if read_as != namespace:  # e.g. persistent://t/ns/a/b, which Pulsar reads as namespace t/ns/a
         raise RowProblem(field, f"expected a topic of namespace {namespace}; Pulsar reads {topic!r} as one of "
-                                f"{topic_namespace(topic)!r}")
+                                f"{read_as!r}")
     subs = {} if s.get("subscriptions") is None else s["subscriptions"]  # absent or null: none; 0 or [] are wrong
     if not isinstance(subs, dict):
         raise RowProblem(field + ".subscriptions", f"expected an object, got {_kind(subs)}")

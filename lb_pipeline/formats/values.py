@@ -255,7 +255,7 @@ def topic_namespace(topic: str) -> str | None:
     if not sep or domain not in ("persistent", "non-persistent"):
         return None
     parts = rest.split("/", 3)
-    if len(parts) < 3 or not parts[-1].strip():  # TopicName: the local name must not be blank
+    if len(parts) < 3 or names.java_blank(parts[-1]):  # TopicName: the local name must not be blank (StringUtils)
         return None
     return "/".join(parts[:2] if len(parts) == 3 else parts[:3])
 
