@@ -4,23 +4,20 @@ as ``NamespaceBundle`` prints them. A name Pulsar would refuse or spell otherwis
 import pytest
 
 from lb_pipeline.formats import brokers, cluster, topics
-from lb_pipeline.formats.values import topic_namespace
 
 
 def test_topic_names_follow_pulsars_topic_name_rule():
-    assert topic_namespace("persistent://acme/orders/t-1") == "acme/orders"
-    assert topic_namespace("persistent://acme/us-west/orders/a/b") == "acme/us-west/orders"  # v1: local name with /
-    assert topic_namespace("non-persistent://a/b/c") == "a/b"
-    for bad in ("persistent://acme", "persistent://acme/orders/", "persistent://acme/orders/ \t", "kafka://a/b/c",
-                "acme/orders/t"):
-        assert topic_namespace(bad) is None, bad
-    # blank as Java's StringUtils.isBlank: a carriage return is, a no-break space is not (Python's strip takes both)
-    assert topic_namespace("persistent://acme/orders/\r") is None
-    assert topic_namespace("persistent://acme/orders/\u00a0") == "acme/orders"
+    stats = {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}
+    names = ["persistent://acme/orders/t-1", "persistent://acme/orders/\u00a0",  # a no-break space is a name in Java
+             "persistent://acme/orders/", "persistent://acme/orders/ \t", "persistent://acme/orders/\r",
+             "persistent://acme/orders/a/b"]  # four parts: a v1 name, of namespace acme/orders/a
     rows, problems = topics.parse_topic_stats({"acme/orders": {"0x00000000_0xffffffff": {"persistent": {
-        "persistent://acme/orders/\r": {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}}}}},
-        "b:8080")
-    assert not rows and "a local name that is not blank" in problems[0].reason
+        n: stats for n in names}}}}, "b:8080")
+    assert [r["topic"] for r in rows] == names[:2]
+    reasons = {p.field.split("[", 1)[1][:-1]: p.reason for p in problems}  # field: namespace.range.domain[topic]
+    assert len(problems) == 4 and all("the topic's local name must not be blank" in reasons[n] for n in names[2:5])
+    assert reasons[names[5]] == ("expected a topic of namespace acme/orders; Pulsar reads "
+                                 "'persistent://acme/orders/a/b' as one of 'acme/orders/a'")
 
 
 def test_a_topic_reported_under_another_namespace_is_a_row_problem_and_the_others_land():

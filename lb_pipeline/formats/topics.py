@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from lb_pipeline.formats.values import (
-    Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, boolean, integer, num, topic_namespace,
+    Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, boolean, integer, num,
 )
 from lb_pipeline.model import names
-from lb_pipeline.model.bundles import printed_range_problem
+from lb_pipeline.model.bundles import printed_range_problem, topic_namespace
 
 
 def parse_topic_stats(doc, broker: str) -> tuple[list[Row], list[Problem]]:
@@ -60,10 +60,10 @@ def _topic_row(broker, namespace, rng, domain, topic, s, field) -> Row:
     s = _obj(s, field, row_level=True)
     if not topic.startswith(f"{domain}://{namespace}/"):
         raise RowProblem(field, f"expected a topic name starting with {domain}://{namespace}/")
-    read_as = topic_namespace(topic)
-    if read_as is None:
-        raise RowProblem(field, f"expected a topic name Pulsar's TopicName accepts (a local name that is not blank), "
-                                f"got {topic!r}")
+    try:
+        read_as = topic_namespace(topic)
+    except ValueError as refused:
+        raise RowProblem(field, f"expected a topic name Pulsar's TopicName accepts: {refused}") from None
     if read_as != namespace:  # e.g. persistent://t/ns/a/b, which Pulsar reads as namespace t/ns/a
         raise RowProblem(field, f"expected a topic of namespace {namespace}; Pulsar reads {topic!r} as one of "
                                 f"{read_as!r}")

@@ -248,18 +248,6 @@ def _bundle_full_name(name: str, field: str) -> tuple[str, str]:
     return namespace, rng
 
 
-def topic_namespace(topic: str) -> str | None:
-    """The namespace Pulsar's ``TopicName`` reads from a full topic name: ``domain://tenant/ns/local`` (v2) or
-    ``domain://tenant/cluster/ns/local`` (v1, four parts; the local name may then hold ``/``)."""
-    domain, sep, rest = topic.partition("://")
-    if not sep or domain not in ("persistent", "non-persistent"):
-        return None
-    parts = rest.split("/", 3)
-    if len(parts) < 3 or names.java_blank(parts[-1]):  # TopicName: the local name must not be blank (StringUtils)
-        return None
-    return "/".join(parts[:2] if len(parts) == 3 else parts[:3])
-
-
 def _rows(items, make: Callable[[str, object], Row]) -> tuple[list[Row], list[Problem]]:
     rows, problems = [], []
     for key, value in items:
