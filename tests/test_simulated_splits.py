@@ -84,6 +84,17 @@ def test_the_split_algorithm_is_the_configured_one():
     assert first.splits[0]["children"] == ["t/ns/0x00000000_0x38000000", "t/ns/0x38000000_0x80000000"]
 
 
+@pytest.mark.parametrize("strategy", ["ThresholdShedder", "TransferShedder"])
+def test_specified_positions_as_the_automatic_algorithm_fails_every_split_as_in_pulsar(strategy):
+    """An automatic split passes no positions: Pulsar's split fails ("SplitBoundaries can't be empty"), the bundle
+    stays whole, and the run goes on (it raised and stopped the night before)."""
+    h, m = cluster()
+    cfg = PulsarConfig().overridden(defaultNamespaceBundleSplitAlgorithm="specified_positions_divide")
+    run = simulate(h, m, cfg, strategy)
+    assert run.summary["splits"] == 0
+    assert f"{HOT} not split: specified_positions_divide: SplitBoundaries can't be empty" in run.notes
+
+
 def test_without_topic_stats_a_child_carries_its_share_of_the_hash_range_and_the_notes_say_so():
     h, m = cluster()
     run = simulate(h, m, PulsarConfig(), "ThresholdShedder")

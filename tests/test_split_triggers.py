@@ -1,6 +1,6 @@
 """Split triggers: the modular leader's BundleSplitterTask and the extensible per-broker strategy."""
 
-from lb_pipeline.algorithms.splits import range_equally_divide
+from lb_pipeline.algorithms.splits import range_equally_divide, specified_positions_divide
 from lb_pipeline.algorithms.splits.common import SplitResult
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, limit_notes, modular_split_candidates
 from lb_pipeline.model.config import PulsarConfig
@@ -66,6 +66,21 @@ def test_a_bandwidth_limit_of_2048_mb_or_more_wraps_javas_int_as_in_pulsar():
     assert limit_notes(PulsarConfig({"loadBalancerNamespaceBundleMaxBandwidthMbytes": "2047"})) == []
 
 
+def test_the_notes_say_when_pulsar_splits_with_another_algorithm_or_with_none():
+    """``getNamespaceBundleSplitAlgorithmByName``: an unknown name falls back to range_equally_divide;
+    specified_positions_divide gets no positions from an automatic split, which then fails."""
+    assert limit_notes(PulsarConfig({"defaultNamespaceBundleSplitAlgorithm": "topic_count_equally_divide"})) == []
+    assert limit_notes(PulsarConfig({"defaultNamespaceBundleSplitAlgorithm": "range_equaly_divide"})) == [
+        "defaultNamespaceBundleSplitAlgorithm='range_equaly_divide' is not an algorithm Pulsar knows: it splits with "
+        "range_equally_divide"]
+    [note] = limit_notes(PulsarConfig({"defaultNamespaceBundleSplitAlgorithm": "specified_positions_divide"}))
+    assert "hot bundles are never split" in note and "SplitBoundaries can't be empty" in note
+    strategy = ExtensibleSplitStrategy(PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0"}))
+    [d] = strategy.find_bundles_to_split("b1", {B1: _stats(topics=2000)}, {NS: 4}, lambda b: specified_positions_divide(
+        b, [], None))
+    assert not d.selected and d.skipped == "Pulsar failed to get split boundaries: SplitBoundaries can't be empty"
+
+
 def test_sessions_are_added_as_java_ints():
     """consumerCount + producerCount past 2^31 - 1 wraps negative in Pulsar: no session trigger."""
     brokers = {"b1": {"lastStats": {B1: _stats(topics=2, producers=2**31 - 1, consumers=1)}}}
@@ -114,8 +129,9 @@ def test_extensible_cap_per_cycle_stops_the_loop():
                            "loadBalancerMaxNumberOfBundlesToSplitPerCycle": "1"})
     strategy = ExtensibleSplitStrategy(config)
     decisions = strategy.find_bundles_to_split("b1", {B1: _stats(topics=5000), B2: _stats(topics=5000)}, {NS: 4}, _range)
-    assert [d.bundle for d in decisions] == [B1]
-    assert B2 not in strategy.hit_count  # never evaluated in that cycle
+    # the broker's stats are a ConcurrentHashMap: B2 comes first in its order (Java's hash), whatever the order given
+    assert [d.bundle for d in decisions] == [B2]
+    assert B1 not in strategy.hit_count  # never evaluated in that cycle
 
 
 def test_extensible_needs_exactly_one_boundary():

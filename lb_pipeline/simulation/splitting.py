@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lb_pipeline.algorithms.splits import automatic_algorithm, split_boundary
+from lb_pipeline.algorithms.splits import SplitRefused, SplitResult, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, SplitLimits, modular_split_candidates
 from lb_pipeline.model.bundles import Bundle
 from lb_pipeline.model.config import PulsarConfig
@@ -86,7 +86,10 @@ class Splits:
 
     def _boundary(self, bs: BundleSet, n: int, i: int):
         ns, lo, hi = bundle_range(bs.names[n])
-        return split_boundary(self.algorithm, Bundle(ns, lo, hi), bs.topic_loads(n, i), self.config)
+        try:
+            return split_boundary(self.algorithm, Bundle(ns, lo, hi), bs.topic_loads(n, i), self.config)
+        except SplitRefused as refused:  # specified_positions_divide gets no positions here: Pulsar's split fails
+            return SplitResult(self.algorithm, Bundle(ns, lo, hi), None, str(refused))
 
     def _modular(self, bs, i, load, owner, brokers, hot) -> list[SplitChoice]:
         counts = bs.namespace_counts(i)

@@ -20,7 +20,7 @@ from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularSh
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
-from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, split_boundary
+from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
 from lb_pipeline.formats.cluster import ISOLATION_SOURCE
@@ -217,11 +217,14 @@ def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterCon
         counts = _meta(snap, "counts", "{}")
         decisions = [("modular", d) for d in modular_split_candidates(reports, _bundle_data(_of(snap, "average", _AVERAGE)),
                                                                       counts, config)]
-        for broker, report in reports.items():  # boundaries of the extensible path are computed in split_boundaries
+        # the extensible path's boundaries are computed in split_boundaries (the topics are not here); an algorithm
+        # that needs none is asked, so that specified_positions_divide fails here as it does in Pulsar
+        probe = automatic_algorithm(config)
+        probe = probe if probe in ("range_equally_divide", "specified_positions_divide") else "range_equally_divide"
+        for broker, report in reports.items():
             strategy = strategies.setdefault(broker, ExtensibleSplitStrategy())
             decisions += [("extensible", d) for d in strategy.find_bundles_to_split(
-                broker, report["lastStats"], counts, lambda b: split_boundary("range_equally_divide", b, [], config),
-                config=config)]
+                broker, report["lastStats"], counts, lambda b: split_boundary(probe, b, [], config), config=config)]
         for trigger, d in decisions:
             out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "trigger": trigger,
                         "bundle": d.bundle, "broker": d.broker, "selected": d.selected, "reason": d.reason,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import random
 
 STRATEGIES = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder")
-COUNTS = {"shedders": 1200, "placement": 240, "transfer": 360, "splits": 600, "hashing": 50, "triggers": 600}
+COUNTS = {"shedders": 1200, "placement": 240, "transfer": 360, "splits": 600, "hashing": 50, "triggers": 600,
+          "extensible-triggers": 600}
 
 
 def broker_names(rnd: random.Random, n: int) -> list[str]:

@@ -23,16 +23,16 @@ from pathlib import Path
 from tests.conformance.cases import COUNTS, shedder_case
 from tests.conformance.cases_extensible import placement_case, transfer_case
 from tests.conformance.cases_splits import hashing_case, split_case
-from tests.conformance.cases_triggers import trigger_case
+from tests.conformance.cases_triggers import extensible_trigger_case, trigger_case
 from tests.conformance.java_orders import java_order_inputs
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
 RELEASES = ("4.0.8", "4.0.7")
 GENERATORS = {"shedders": shedder_case, "placement": placement_case, "transfer": transfer_case, "splits": split_case,
-              "hashing": hashing_case, "triggers": trigger_case}
+              "hashing": hashing_case, "triggers": trigger_case, "extensible-triggers": extensible_trigger_case}
 # families the oracle does not run (their classes take a live PulsarService): a harness of ours on its class path
-HARNESSES = {"triggers": HERE / "java" / "SplitTriggers.java"}
+HARNESSES = {family: HERE / "java" / "SplitTriggers.java" for family in ("triggers", "extensible-triggers")}
 # the only class in the load balancer that differs between 4.0.7 and 4.0.8 (decompiled and compared)
 ONLY_AVG_SHEDDER_DIFFERS = {"4.0.7": lambda case: case.get("strategy") == "AvgShedder"}
 
@@ -72,9 +72,8 @@ def run_family(jar: Path, family: str, cases: list[dict], workdir: Path) -> dict
 
 def write(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, sort_keys=True) + "\n")
+    with gzip.GzipFile(path, "wb", mtime=0) as f:  # no time stamp: the same answers are the same bytes
+        f.write("".join(json.dumps(row, sort_keys=True) + "\n" for row in rows).encode("utf-8"))
     print(f"wrote {len(rows)} answers to {path}", file=sys.stderr)
 
 

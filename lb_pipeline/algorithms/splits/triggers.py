@@ -13,8 +13,10 @@ Both compare with Java's arithmetic: ``loadBalancerNamespaceBundleMaxBandwidthMb
 product (2048 MB and more wrap: 2048 and 3000 to negative numbers, 4096 to 0, where every bundle with traffic is
 past it; 100000 to 1,696 MB; ``limit_notes`` tells the operator), and so is ``consumerCount + producerCount``. The
 modular task walks the leader's brokers in ``ConcurrentHashMap`` order (which hot bundles get a namespace's last
-slots); each report's ``lastStats`` and the extensible strategy's stats in the order given. Checked against Pulsar
-4.0.8's own ``BundleSplitterTask`` (``tests/conformance``, family ``triggers``).
+slots) and each report's ``lastStats`` in the order given; the extensible strategy walks its broker's stats in
+``ConcurrentHashMap`` order too (``PulsarStats.bundleStats``). Checked against Pulsar 4.0.8's own
+``BundleSplitterTask`` and ``DefaultNamespaceBundleSplitStrategyImpl`` (``tests/conformance``, families ``triggers``
+and ``extensible-triggers``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from lb_pipeline.algorithms.splits import automatic_algorithm
 from lb_pipeline.algorithms.splits.common import MIB, SplitResult
+from lb_pipeline.algorithms.splits.specified_positions_divide import SplitRefused
 from lb_pipeline.model.bundles import Bundle, parse_range, split_bundle_name
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.java_values import java_int
@@ -110,15 +114,26 @@ class SplitLimits:
 
 
 def limit_notes(config: PulsarConfig) -> list[str]:
-    """The split limits Pulsar takes otherwise than they read (``SplitLimits.from_config``), for the operator."""
+    """The split settings Pulsar takes otherwise than they read, for the operator: the bandwidth limit
+    (``SplitLimits.from_config``) and the automatic split algorithm (``getNamespaceBundleSplitAlgorithmByName``)."""
+    notes = []
     mbytes = config.get_int("loadBalancerNamespaceBundleMaxBandwidthMbytes")
     taken = SplitLimits.from_config(config).max_bytes  # the limit as the triggers compute it, wrapped
-    if taken == mbytes * MIB:
-        return []
-    return [f"loadBalancerNamespaceBundleMaxBandwidthMbytes={mbytes}: both split triggers multiply it by 1048576 as "
-            f"a Java int, which wraps to {taken / MIB:,.1f} MB/s, so Pulsar splits "
-            + ("every bundle with traffic and two topics or more" if taken <= 0 else "at that bandwidth")
-            + "; set it to 2047 or less"]
+    if taken != mbytes * MIB:
+        notes.append(f"loadBalancerNamespaceBundleMaxBandwidthMbytes={mbytes}: both split triggers multiply it by "
+                     f"1048576 as a Java int, which wraps to {taken / MIB:,.1f} MB/s, so Pulsar splits "
+                     + ("every bundle with traffic and two topics or more" if taken <= 0 else "at that bandwidth")
+                     + "; set it to 2047 or less")
+    name = config["defaultNamespaceBundleSplitAlgorithm"]
+    if name == "specified_positions_divide":  # an automatic split passes no positions: the algorithm's future fails
+        notes.append("defaultNamespaceBundleSplitAlgorithm=specified_positions_divide: an automatic split gives it no "
+                     "positions, so every split the triggers start fails (\"SplitBoundaries can't be empty\") and hot "
+                     "bundles are never split; set range_equally_divide, topic_count_equally_divide or "
+                     "flow_or_qps_equally_divide")
+    elif automatic_algorithm(config) != name:
+        notes.append(f"defaultNamespaceBundleSplitAlgorithm={name!r} is not an algorithm Pulsar knows: it splits with "
+                     "range_equally_divide")
+    return notes
 
 
 def modular_split_candidates(brokers: Mapping[str, Mapping], bundle_data: Mapping[str, Mapping],
@@ -186,7 +201,10 @@ class ExtensibleSplitStrategy:
         for gone in set(self.hit_count) - set(stats):
             del self.hit_count[gone]
         decisions, per_ns = [], defaultdict(int)
-        for name, s in stats.items():
+        # BrokerService.getBundleStats is PulsarStats' ConcurrentHashMap: its order decides which hot bundles get the
+        # cycle's and a namespace's last slots
+        for name in concurrent_hash_map_order(stats):
+            s = stats[name]
             topics = int(s.get("topics", 0))
             if topics < 2:
                 continue
@@ -223,7 +241,12 @@ class ExtensibleSplitStrategy:
                    for other in (splitting or {})):
                 decisions.append(SplitDecision(name, broker, (hot[0],), False, skipped="a neighbour is splitting"))
                 continue
-            result = boundary_for(Bundle(namespace, lower, upper))
+            try:
+                result = boundary_for(Bundle(namespace, lower, upper))
+            except SplitRefused as refused:  # the algorithm's future fails (specified_positions_divide has no
+                decisions.append(SplitDecision(name, broker, (hot[0],), False, skipped=(  # positions here)
+                    f"Pulsar failed to get split boundaries: {refused}")))
+                continue
             if not result.splits or len(result.boundaries) != 1:
                 decisions.append(SplitDecision(name, broker, (hot[0],), False, boundary=result, skipped=(
                     f"{result.algorithm} must give exactly one boundary: {result.failure or result.reason}")))
