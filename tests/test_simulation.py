@@ -52,6 +52,19 @@ def test_without_balancing_the_overloaded_broker_stays_overloaded():
     assert run.summary["overloaded_broker_minutes"] == len(run.timeseries)
 
 
+@pytest.mark.parametrize("strategy, pulsar", [("ThresholdShedder", "sheds back to back"),
+                                               ("TransferShedder", "does not shed at all")])
+def test_a_shedding_interval_of_zero_or_less_runs_a_cycle_a_minute_and_says_what_pulsar_does(strategy, pulsar):
+    """Overloaded minutes were counted at the configured interval: 0 gave 0 minutes and -5 negative ones."""
+    h, m = history_and_model(n_brokers=4, n_bundles=16)
+    every_minute = simulate(h, m, PulsarConfig(), strategy)
+    for minutes in ("0", "-5"):
+        run = simulate(h, m, PulsarConfig(), strategy, {"loadBalancerSheddingIntervalMinutes": minutes})
+        assert run.summary["overloaded_broker_minutes"] == every_minute.summary["overloaded_broker_minutes"] > 0
+        assert any(n.startswith(f"loadBalancerSheddingIntervalMinutes={minutes}: ") and pulsar in n for n in run.notes)
+    assert not any(n.startswith("loadBalancerSheddingIntervalMinutes=") for n in every_minute.notes)
+
+
 def test_a_history_that_makes_threshold_shedder_oscillate_is_reported_as_ping_pong():
     # two brokers, three equal bundles: two on one broker is always above the mean plus the band
     h, m = history_and_model(n_brokers=2, n_bundles=3, msg_bytes=20000, rate=lambda s, k: 5000.0)

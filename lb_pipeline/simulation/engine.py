@@ -54,6 +54,12 @@ class Cycle:
     splits: list[dict] = field(default_factory=list)  # bundle, broker, children, reason
 
 
+def cycle_minutes(config: PulsarConfig) -> int:
+    """Minutes between two simulated cycles: ``loadBalancerSheddingIntervalMinutes``, one at least (Pulsar's
+    ``LoadSheddingTask`` runs back to back at 0 or less; ``run.cadence_notes`` says so)."""
+    return max(1, config.get_int("loadBalancerSheddingIntervalMinutes"))
+
+
 @dataclass
 class Simulation:
     history: History
@@ -77,7 +83,7 @@ class Simulation:
         self.snapshot = -1
         self._restarting: set[str] = set()
         # the leader samples each bundle about once a minute (a broker report each): a cycle of N minutes is N samples
-        self.samples_per_cycle = max(1, self.config.get_int("loadBalancerSheddingIntervalMinutes"))
+        self.samples_per_cycle = cycle_minutes(self.config)
         self.bundle_index = self.bundles.index
 
     def run(self, progress: Callable[[int, int], None] | None = None):
@@ -99,7 +105,7 @@ class Simulation:
         first, end = int(h.times[0]), int(h.times[-1])
         out, t, samples = [], first, None
         while t <= end:
-            minutes = max(1, self.config_at(t).get_int("loadBalancerSheddingIntervalMinutes"))
+            minutes = cycle_minutes(self.config_at(t))
             out.append((t, samples or minutes))
             samples = minutes
             t += min(minutes * 60_000, end - first + 1)  # past the day: one cycle, as ``History.cycle_times``

@@ -15,7 +15,7 @@ from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation import metrics
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
-from lb_pipeline.simulation.engine import Simulation
+from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.policies import Policies
@@ -62,7 +62,7 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     restarts = ran.leader_restarts(history.cluster) if ran else []
     sim = Simulation(history, model, cfg, balancer, policies, profiles=profiles, splits=splits,
                      leader_restarts=history.snapshots_at(restarts))
-    interval = cfg.get_int("loadBalancerSheddingIntervalMinutes")
+    interval = cycle_minutes(cfg)
     cycles = list(sim.run(progress))
     ts = metrics.timeseries(cycles, cfg, history.times)
     mv = metrics.moves(cycles)
@@ -71,9 +71,23 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     summary = metrics.summary(ts, mv, history.events(), interval, grace, splits=len(done))
     changes = [(ms, run_config(c, {})[0]) for ms, c in ran.changes(history.cluster) if ms is not None] if ran else []
     summary.update(validate_run(history, model, cfg, strategy, params, seed, policies, changes, restarts))
-    notes = [*notes, *getattr(balancer, "notes", []), *history.notes, INTERPOLATION_NOTE.format(m=interval),
+    notes = [*notes, *cadence_notes(cfg, strategy), *getattr(balancer, "notes", []), *history.notes,
+             INTERPOLATION_NOTE.format(m=interval),
              *split_notes(sim, splits, done, cfg)]
     return RunResult(strategy, {k: str(v) for k, v in params.items()}, seed, ts, mv, summary, notes)
+
+
+def cadence_notes(cfg: PulsarConfig, strategy: str) -> list[str]:
+    """What Pulsar does with a shedding interval of 0 or less, which the simulation runs at one minute."""
+    minutes = cfg.get_int("loadBalancerSheddingIntervalMinutes")
+    if minutes > 0 or strategy not in STRATEGIES:
+        return []
+    if strategy == "TransferShedder":  # UnloadScheduler.start: scheduleAtFixedRate throws; playLeader gives up
+        what = ("the extensible UnloadScheduler cannot start (scheduleAtFixedRate refuses a period of 0 or less), so "
+                "Pulsar does not shed at all")
+    else:  # LoadSheddingTask.start: schedule(this, minutes, MINUTES), again after each run
+        what = "LoadSheddingTask schedules each run that many minutes after the last, so Pulsar sheds back to back"
+    return [f"loadBalancerSheddingIntervalMinutes={minutes}: {what}; simulated at one cycle a minute"]
 
 
 def split_notes(sim: Simulation, splits: Splits | None, done: list[dict], cfg: PulsarConfig) -> list[str]:
