@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from lb_pipeline.cli_types import day, key_value, positions
 from lb_pipeline.errors import LbError
 
 
@@ -112,9 +113,8 @@ def _whatif_split(args) -> int:
     from lb_pipeline.whatif.split import render_text, to_json, whatif_split
 
     snap = _loaded(args)
-    positions = [int(p, 0) for p in args.positions.split(",")] if args.positions else None
     said = len(snap.notes)
-    results = whatif_split(snap, args.namespace, args.assume_sustained, positions)
+    results = whatif_split(snap, args.namespace, args.assume_sustained, args.positions)
     for note in snap.notes[said:]:
         print(f"lb-pipeline: note: {note}", file=sys.stderr)
     print(json.dumps(to_json(results), indent=2) if args.json else render_text(results, snap))
@@ -168,7 +168,7 @@ def _simulate(args) -> int:
 
         cluster, brokers, bundles, config, notes, policies, topics, ran = lake_history(
             get_session(), Lake(args.lake or lake_root_from_env()), args.day, args.cluster, args.profile)
-    overrides = dict(_key_value(kv) for kv in args.set or ())
+    overrides = dict(args.set or ())
     unknown = sorted(k for k in overrides if k not in config)
     if unknown:
         raise LbError(f"--set: unknown Pulsar configuration key(s) {', '.join(unknown)}")
@@ -185,13 +185,6 @@ def _simulate(args) -> int:
     result["notes"] = notes + result["notes"]
     print(json.dumps(result, indent=2, default=str) if args.json else render_text(result))
     return 0
-
-
-def _key_value(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise LbError(f"--set expects KEY=VALUE, got {text!r}")
-    return key.strip(), value.strip()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("ingest", help="ingest one day of snapshots into the bronze tables (without Dagster)")
     i.add_argument("--landing", default="landing")
     i.add_argument("--lake", default=None, help="lake root (default $LB_LAKE_ROOT or ./lake)")
-    i.add_argument("--day", required=True, help="UTC day, YYYY-MM-DD")
+    i.add_argument("--day", required=True, type=day, help="UTC day, YYYY-MM-DD")
     i.set_defaults(func=_ingest)
     v = sub.add_parser("validate-snapshot", help="report malformed or inconsistent files in snapshot directories")
     v.add_argument("dirs", nargs="+", help="snapshot directories (or, with -r, folders holding them)")
@@ -252,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     ws.add_argument("--namespace", help="only this tenant/namespace")
     ws.add_argument("--assume-sustained", action="store_true",
                     help="treat the snapshot's load as lasting long enough for the extensible hit-count threshold")
-    ws.add_argument("--positions", help="comma-separated positions for specified_positions_divide (hex or decimal)")
+    ws.add_argument("--positions", type=positions, help="comma-separated positions for specified_positions_divide (hex or decimal)")
     ws.add_argument("--profile", help=_PROFILE_HELP)
     ws.add_argument("--json", action="store_true", help="machine-readable output")
     ws.set_defaults(func=_whatif_split)
@@ -271,12 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
                                          "and the strategy and thresholds to run")
     sm.add_argument("--landing", help="landing folder holding the day's snapshots (no Spark needed)")
     sm.add_argument("--lake", help="lake root holding the day's bronze tables")
-    sm.add_argument("--day", required=True, help="UTC day, YYYY-MM-DD")
+    sm.add_argument("--day", required=True, type=day, help="UTC day, YYYY-MM-DD")
     sm.add_argument("--cluster", help="the cluster (needed when there are several)")
     sm.add_argument("--strategy", action="append", help="only this strategy (repeatable; default: all five)")
     sm.add_argument("--sets", type=int, default=1, help="parameter sets per strategy, the cluster's own first (default 1)")
     sm.add_argument("--seeds", type=int, default=1, help="seeds per parameter set (default 1)")
-    sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a Pulsar key for every run")
+    sm.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE", help="override a Pulsar key for every run")
     sm.add_argument("--profile", default=None, help="Pulsar version profile (default: from the snapshots)")
     sm.add_argument("--json", action="store_true")
     sm.add_argument("--quiet", action="store_true", help="no progress bar")

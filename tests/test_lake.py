@@ -94,6 +94,23 @@ def test_a_slice_of_several_values_replaces_those_values_and_keeps_the_others(sp
         lake.write_partition(rows([("c", 3)]), "gold", "results", day, where={"suite": ["a", "b"]})
 
 
+def test_a_quote_in_a_value_replaces_only_its_own_slice(spark, tmp_path):
+    """``replaceWhere`` is SQL text: a day of ``x' OR '1'='1`` (a typed --day) replaced every partition of every
+    bronze table. A partition must be a day, and values are quoted as literals."""
+    lake, day = Lake(str(tmp_path)), "2026-01-01"
+    rows = lambda pairs: spark.createDataFrame([(s, v, day) for s, v in pairs], "suite string, value long, snapshot_date string")  # noqa: E731
+    lake.write_partition(rows([("a", 1)]), "gold", "results", day, where={"suite": "a"})
+    for odd in ("b' OR '1'='1", "c\\' OR true --", "d\\"):
+        lake.write_partition(rows([(odd, 2)]), "gold", "results", day, where={"suite": odd})
+        lake.write_partition(rows([(odd, 3)]), "gold", "results", day, where={"suite": [odd]})
+    got = sorted((r.suite, r.value) for r in lake.read(spark, "gold", "results").collect())
+    assert got == [("a", 1), ("b' OR '1'='1", 3), ("c\\' OR true --", 3), ("d\\", 3)]
+    for not_a_day in ("2026-01-02' OR '1'='1", "2026-1-2", ""):
+        with pytest.raises(ValueError, match="is not a partition"):
+            lake.write_partition(rows([]), "gold", "results", not_a_day)
+    assert lake.read(spark, "gold", "results").count() == 4
+
+
 def test_unknown_layer_is_rejected():
     with pytest.raises(ValueError, match="unknown lake layer"):
         Lake("/tmp/x").path("platinum", "t")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from lb_pipeline.cli import main
 from tests.conftest import DEMO_DAY
 
@@ -77,6 +79,18 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
     assert [n for n in notes if str(policies) in n] == [
         f"{policies}: backref.primary: expected a regex matchable in linear time, got '(a)\\\\1' (a backreference); "
         "left out"]
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["simulate", "--landing", "L", "--day", "2026-13-01"], "argument --day: invalid day value: '2026-13-01'"),
+    (["ingest", "--day", "2026-01-16' OR '1'='1"], "argument --day: invalid day value"),  # it emptied the lake
+    (["ingest", "--day", "2026-1-16"], "argument --day: invalid day value: '2026-1-16'"),
+    (["whatif", "split", "S", "--positions", "0x10,zz"], "argument --positions: invalid positions value: '0x10,zz'"),
+    (["simulate", "--landing", "L", "--day", DEMO_DAY, "--set", "=1"], "argument --set: invalid key_value value: '=1'")])
+def test_arguments_are_refused_by_name_before_anything_runs(argv, said, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and said in capsys.readouterr().err
 
 
 def test_a_cadence_past_the_day_is_one_cycle_and_one_pulsar_cannot_convert_is_refused(demo_landing, capsys):

@@ -88,6 +88,16 @@ def snapshot_day(dir_name: str) -> str | None:
         return None
 
 
+def day_problem(day: str) -> str | None:
+    """Why ``day`` is not a UTC day as the pipeline names them (YYYY-MM-DD, a real date), or None."""
+    try:
+        if datetime.strptime(day, "%Y-%m-%d").strftime("%Y-%m-%d") == day:  # strptime alone takes 2026-1-5
+            return None
+    except (TypeError, ValueError):
+        pass
+    return f"{day!r} is not a day (YYYY-MM-DD)"
+
+
 def snapshot_date(ts_ms: int) -> str:
     return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
 

@@ -42,14 +42,20 @@ def _retry_conflicts(write, what: str) -> None:
             time.sleep(min(BACKOFF_CAP_SECONDS, 0.2 * 2 ** attempt) * (1 + random.random()))
 
 
+def _literal(value: str) -> str:
+    """A Spark SQL string literal of ``value``: ``replaceWhere`` is SQL text, and a quote in a value would turn the
+    slice a write replaces into another one (``x' OR '1'='1`` replaced every partition)."""
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _equals(item: tuple[str, str | list[str]]) -> str:
     column, value = item
     if isinstance(value, (list, tuple)):
-        listed = ", ".join(f"'{v}'" for v in value)
-        return f"{column} IN ({listed})" if value else "false"
-    return f"{column} = '{value}'"
+        return f"{column} IN ({', '.join(map(_literal, value))})" if value else "false"
+    return f"{column} = {_literal(value)}"
 
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 OUTSIDE = "lb_pipeline: a row outside the slice being written:"
 _COMMIT = re.compile(r"\d{20}\.json")  # a commit of the Delta log (not a checkpoint, checksum or compaction)
 
@@ -111,6 +117,8 @@ class Lake:
         path = self.path(layer, table)
         if PARTITION_COLUMN not in df.columns:
             raise ValueError(f"{layer}/{table}: rows need a {PARTITION_COLUMN} column to be written per partition")
+        if not _DAY.fullmatch(str(partition)):
+            raise ValueError(f"{layer}/{table}: {partition!r} is not a partition (YYYY-MM-DD); nothing written")
         slice_ = {PARTITION_COLUMN: partition, **(where or {})}
         token, started_ms = f"lb_pipeline write {uuid.uuid4()}", int(time.time() * 1000) - CLOCK_SLACK_MS
         writer = (

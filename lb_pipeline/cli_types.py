@@ -1,0 +1,27 @@
+"""Argument types of ``lb-pipeline``: each returns the value or raises ValueError, which argparse reports with the
+argument's name and the value (``argument --day: invalid day value: '2026-13-01'``) before anything runs."""
+
+from __future__ import annotations
+
+from lb_pipeline.snapshots.layout import day_problem
+
+
+def day(text: str) -> str:
+    """A UTC day as the lake's partitions name it (YYYY-MM-DD, a real date): the day also selects what a write
+    replaces, so nothing else may pass."""
+    if day_problem(text):
+        raise ValueError(text)
+    return text
+
+
+def positions(text: str) -> list[int]:
+    """Comma-separated hash positions for specified_positions_divide, hex (0x…) or decimal."""
+    return [int(p, 0) for p in text.split(",")]
+
+
+def key_value(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of a Pulsar configuration key."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(text)
+    return key.strip(), value.strip()
