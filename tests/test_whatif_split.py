@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from lb_pipeline.cli import main
+from lb_pipeline.errors import LbError
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.generate import generate
 from lb_pipeline.snapshots.load import load_snapshot
@@ -46,6 +47,8 @@ def test_namespace_filter(busy_snapshot):
     results = whatif_split(load_snapshot(busy_snapshot), assume_sustained=True)
     ns = results[0].bundle.rsplit("/", 1)[0]
     assert {r.bundle.rsplit("/", 1)[0] for r in whatif_split(load_snapshot(busy_snapshot), ns, True)} == {ns}
+    with pytest.raises(LbError, match=f"namespace 'acme/ordres' is not in snapshot {busy_snapshot.name}; it has .*{ns}"):
+        whatif_split(load_snapshot(busy_snapshot), "acme/ordres")  # not "no bundle exceeds a split threshold"
 
 
 def test_commands_are_shell_quoted():

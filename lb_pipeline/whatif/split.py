@@ -10,6 +10,7 @@ from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.triggers import (
     ExtensibleSplitStrategy, SplitDecision, limit_notes, modular_split_candidates,
 )
+from lb_pipeline.errors import LbError
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
 from lb_pipeline.whatif.sustained import sustained_cycles
@@ -61,6 +62,10 @@ def _describe(decision: SplitDecision | None) -> str:
 
 def whatif_split(snap: Snapshot, namespace: str | None = None, assume_sustained: bool = False,
                  positions: list[int] | None = None) -> list[BundleSplitWhatIf]:
+    if namespace is not None and namespace not in snap.layouts:  # else "no bundle is hot" would answer a typo
+        known = sorted(snap.layouts)
+        raise LbError(f"namespace {namespace!r} is not in snapshot {snap.directory.name}; it has "
+                      f"{', '.join(known[:10]) or 'none'}{' …' if len(known) > 10 else ''}")
     config = snap.config
     counts = {ns: len(lay) for ns, lay in snap.layouts.items()}
     topics_by_bundle = snap.bundle_topics()
