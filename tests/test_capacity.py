@@ -83,6 +83,10 @@ def test_losing_a_broker_puts_its_load_on_the_survivors():
     usage, headroom, add = survive(load * 1.2, limit, np.array([True, False, False]), 85.0)
     # 180 on 200: 90 %; 180 / 0.85 = 211.8 of capacity needed, one more broker of 100
     assert usage == pytest.approx(90.0) and headroom == pytest.approx(-5.0) and add == 1
+    for threshold in (0.0, -10.0):  # every broker with load is overloaded then: no number of brokers is enough
+        usage, headroom, add = survive(load, limit, np.array([True, False, False]), threshold)
+        assert usage == pytest.approx(75.0) and headroom == pytest.approx(threshold - 75.0) and add is None
+    assert survive(load * 0, limit, np.array([True, False, False]), 0.0)[2] == 0
 
 
 def test_loss_scenarios_are_the_largest_broker_then_each_domain():

@@ -74,7 +74,7 @@ def _capacity(nights: int) -> dict:
             "headroom": -5.0, "brokers_to_add": 1, "brokers_to_add_in_30_days": 3}
     return {"headline": head, "cluster": [head], "domains": [{**head, "subject": f"zone-{EVIL}"}] if enough else [],
             "soonest": [{**head, "subject": f"b{EVIL}"}] if enough else [], "losses": [loss], "add_now": 1,
-            "add_later": 3, "namespaces": [], "nights": nights, "enough": enough,
+            "add_later": 3, "unsizable": None, "namespaces": [], "nights": nights, "enough": enough,
             "trend": [(d - nights + 1, v) for d, v in enumerate(head["daily_peaks"])]}
 
 
@@ -99,6 +99,19 @@ def test_a_one_broker_cluster_is_told_it_survives_no_loss_instead_of_an_empty_lo
     assert "no survivor is left to size.</p>" in render_nightly(_context(capacity=zero, broker_count=1))
     many = render_nightly(_context(capacity=one, broker_count=3))
     assert "no broker reported a capacity" in many and "survives each loss" not in many
+
+
+def test_a_loss_no_number_of_brokers_survives_is_not_told_it_survives():
+    """``loadBalancerBrokerOverloadedThresholdPercentage=0``: every loss is above the threshold and has no brokers to
+    add (it divided by zero before); the verdict said "the cluster survives each loss"."""
+    loss = {"subject": "largest broker", "resource": "cpu", "lost_brokers": ["b1"], "usage_after_loss": 40.3,
+            "headroom": -40.3, "brokers_to_add": None, "brokers_to_add_in_30_days": None, "threshold": 0.0}
+    cap = {**_capacity(1), "losses": [loss], "add_now": 0, "add_later": 0, "unsizable": loss}
+    html = render_nightly(_context(capacity=cap, broker_count=3))
+    verdict = html.split('data-testid="loss-verdict">')[1].split("</p>")[0]
+    assert "No number of brokers keeps the survivors under the threshold" in verdict and "survives" not in verdict
+    assert "loadBalancerBrokerOverloadedThresholdPercentage=0" in verdict
+    assert ">None<" not in html.split('data-testid="loss-table"')[1].split("</table>")[0]
 
 
 def test_text_from_inputs_is_escaped_everywhere():

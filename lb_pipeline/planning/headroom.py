@@ -25,11 +25,14 @@ class Loss:
 
 def survive(load: np.ndarray, limit: np.ndarray, lost: np.ndarray, threshold: float) -> tuple[float, float, int | None]:
     """(usage after the loss %, headroom in points, brokers to add) for one resource; ``load`` and ``limit`` per
-    broker in the resource's unit, ``lost`` a mask of the brokers that go. No broker reports a limit: None to add."""
+    broker in the resource's unit, ``lost`` a mask of the brokers that go. None to add: no broker reports a limit, or
+    the threshold is 0 or less (``loadBalancerBrokerOverloadedThresholdPercentage=0`` divided by zero)."""
     remaining = float(limit[~lost].sum())
     total = float(load.sum())
     usage = 100.0 * total / remaining if remaining > 0 else math.inf
     typical = float(np.median(limit[limit > 0])) if (limit > 0).any() else 0.0
+    if threshold <= 0:  # Pulsar calls any broker with load overloaded: no number of brokers keeps under it
+        return usage, threshold - usage, (0 if total <= 0 else None)
     missing = total * 100.0 / threshold - remaining
     add = 0 if missing <= 0 else (math.ceil(missing / typical) if typical > 0 else None)
     return usage, threshold - usage, add

@@ -37,6 +37,8 @@ def capacity_context(df) -> dict | None:
     losses = sorted(by_scope.get("loss", []), key=lambda r: (r["subject"] != "largest broker", r["subject"], r["resource"]))
     add_now = max((r["brokers_to_add"] or 0 for r in losses), default=0)
     add_later = max((r["brokers_to_add_in_30_days"] or 0 for r in losses), default=0)
+    # above the threshold after a loss with no number to add: a threshold of 0 or less, or no capacity reported
+    unsizable = next((r for r in losses if r["headroom"] < 0 and r["brokers_to_add"] is None), None)
     namespaces = sorted((r for r in by_scope.get("namespace", [])
                          if r["current_peak"] >= 0.75 * r["threshold"]
                          or (r["days_until_threshold"] is not None and r["days_until_threshold"] <= 90)),
@@ -46,7 +48,7 @@ def capacity_context(df) -> dict | None:
     trend = list(zip(range(-min(nights, TREND_NIGHTS) + 1, 1), (headline["daily_peaks"] or [])[-TREND_NIGHTS:])) \
         if headline else []
     return {"headline": headline, "cluster": cluster, "domains": domains, "soonest": soonest, "losses": losses,
-            "add_now": add_now, "add_later": add_later, "namespaces": namespaces, "nights": nights,
+            "add_now": add_now, "add_later": add_later, "unsizable": unsizable, "namespaces": namespaces, "nights": nights,
             "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend}
 
 
