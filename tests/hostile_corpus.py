@@ -48,6 +48,13 @@ def _files(snapshot: Path, pattern: str) -> list[Path]:
     return sorted(snapshot.glob(pattern))
 
 
+def _as_load_report(d: dict) -> None:
+    """``LoadReport``, what ``broker-stats load-report`` returns from a broker on SimpleLoadManagerImpl: its usage under
+    ``systemResourceUsage`` (read as LocalBrokerData, every resource would be 0), its bundles under ``bundleStats``."""
+    usage = {r: d.pop(r) for r in ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")}
+    d.update(loadReportType="LoadReport", systemResourceUsage=usage, bundleStats=d.pop("lastStats"))
+
+
 def _copy_snapshot(c: Corpus, source: Path, hour: int) -> Path:
     name = f"{DEMO_DAY}T{hour:02d}-00-00Z"
     target = source.parent / name
@@ -83,6 +90,8 @@ def build(landing: Path, outside: Path) -> Corpus:
 
     # values: one row lost, the file's other rows land
     b1 = _files(s[1], "lb/brokers/*")
+    b2 = _files(s[2], "lb/brokers/*")[0]
+    _edit(b2, _as_load_report); c.kind("LoadReport of SimpleLoadManagerImpl", b2, "loadReportType")
     _edit(b0[1], lambda d: d.update(numTopics=2**70)); c.kind("integer over 64 bits", b0[1], "numTopics", {"broker_reports": 1})
     _edit(b0[2], lambda d: d.update(numBundles=1e30)); c.kind("1e30 as an integer", b0[2], "numBundles", {"broker_reports": 1})
     _edit(b0[3], lambda d: d.update(brokerVersionString={"v": 1})); c.kind("object for a string", b0[3], "brokerVersionString", {"broker_reports": 1})

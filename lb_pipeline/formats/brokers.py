@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lb_pipeline.formats.values import (
-    Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, _snake, integer, num, text,
+    FileProblem, Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, _snake, integer, num, text,
 )
 from lb_pipeline.model.usage import RESOURCES
 
@@ -11,6 +11,12 @@ from lb_pipeline.model.usage import RESOURCES
 def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem], list[Row], list[Problem]]:
     """``lb/brokers/<broker>.json`` (``LocalBrokerData``): one broker row and its ``lastStats`` rows."""
     doc = _obj(doc, "(root)")
+    kind = doc.get("loadReportType", "LocalBrokerData")  # Jackson's type id of LoadManagerReport
+    if kind == "LoadReport":  # its usage sits under systemResourceUsage: read as LocalBrokerData, all of it is 0
+        raise FileProblem("loadReportType", "expected LocalBrokerData, got LoadReport: the broker runs "
+                                            "SimpleLoadManagerImpl, Pulsar's deprecated load manager, which is not replayed")
+    if kind != "LocalBrokerData":
+        raise FileProblem("loadReportType", f"expected LocalBrokerData, got {kind!r}")
     problems: list[Problem] = []
     try:
         row: Row = {"broker": broker}
