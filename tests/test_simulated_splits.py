@@ -122,6 +122,15 @@ def test_the_extensible_manager_splits_after_its_hit_count_and_keeps_the_childre
     assert not [mv for c in cycles for mv in c.moves if mv["kind"] == "split"]  # children stay where they are
 
 
+def test_a_split_interval_the_extensible_manager_cannot_start_with_is_said():
+    h, m = cluster()
+    run = simulate(h, m, PulsarConfig().overridden(loadBalancerSplitIntervalMinutes="0"), "TransferShedder")
+    assert any(n.startswith("loadBalancerSplitIntervalMinutes=0: a broker on ExtensibleLoadManagerImpl cannot start")
+               for n in run.notes)
+    modular = simulate(h, m, PulsarConfig().overridden(loadBalancerSplitIntervalMinutes="0"), "ThresholdShedder")
+    assert not any("loadBalancerSplitIntervalMinutes" in n for n in modular.notes)  # the leader splits in updateAll
+
+
 def test_children_stay_on_their_owner_when_split_bundles_are_not_unloaded():
     h, m = cluster()
     cfg = PulsarConfig().overridden(loadBalancerAutoUnloadSplitBundlesEnabled="false")

@@ -101,7 +101,12 @@ def split_notes(sim: Simulation, splits: Splits | None, done: list[dict], cfg: P
            + ("children unloaded and placed" if splits.unload_children else "children kept by their owner"),
            f"{len(done)} split(s)" + (": " + ", ".join(f"{d['bundle']} ({d['reason']})" for d in done[:3]) if done else "")
            + (" …" if len(done) > 3 else "")]
-    if splits.extensible and cfg.get_int("loadBalancerSplitIntervalMinutes") != cfg.get_int("loadBalancerSheddingIntervalMinutes"):
+    every = cfg.get_int("loadBalancerSplitIntervalMinutes")
+    if splits.extensible and every <= 0:  # ExtensibleLoadManagerImpl.start: SplitScheduler.start throws, failStarting
+        out.append(f"loadBalancerSplitIntervalMinutes={every}: a broker on ExtensibleLoadManagerImpl cannot start with "
+                   "it (SplitScheduler's scheduleAtFixedRate refuses a period of 0 or less); the split check ran once "
+                   "per shedding cycle")
+    elif splits.extensible and every != cfg.get_int("loadBalancerSheddingIntervalMinutes"):
         out.append("the split check ran once per shedding cycle, not every loadBalancerSplitIntervalMinutes")
     if sim.bundles.approximated:
         out.append(f"no topic-level stats for {', '.join(sorted(sim.bundles.approximated)[:3])}"
