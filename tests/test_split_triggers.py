@@ -134,6 +134,18 @@ def test_extensible_cap_per_cycle_stops_the_loop():
     assert B1 not in strategy.hit_count  # never evaluated in that cycle
 
 
+def test_the_order_is_the_whole_stats_maps_when_only_some_bundles_are_looked_at():
+    """The simulation passes only the bundles worth a look; the map Pulsar walks holds every bundle of the broker,
+    and its size sets the order: of these two, the whole map walks 0x00000000 first, a map of the two the other."""
+    config = PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
+                           "loadBalancerMaxNumberOfBundlesToSplitPerCycle": "1"})
+    owned = [f"{NS}/0x{i * 0x08000000:08x}_0x{(i + 1) * 0x08000000:08x}" for i in range(32)]
+    hot = {owned[0]: _stats(topics=5000), owned[2]: _stats(topics=5000)}
+    assert [d.bundle for d in ExtensibleSplitStrategy(config).find_bundles_to_split("b1", hot, {NS: 32}, _range)] == [owned[2]]
+    whole = ExtensibleSplitStrategy(config).find_bundles_to_split("b1", hot, {NS: 32}, _range, owned=owned)
+    assert [d.bundle for d in whole] == [owned[0]]
+
+
 def test_extensible_needs_exactly_one_boundary():
     strategy = ExtensibleSplitStrategy(PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0"}))
 

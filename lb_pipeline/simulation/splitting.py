@@ -114,8 +114,9 @@ class Splits:
             mine = stats.get(b, {})
             if not mine and not strategy.hit_count:
                 continue
+            owned = tuple(load.brokers[b]["lastStats"]) if b in load.brokers else None  # the whole map's order
             for d in strategy.find_bundles_to_split(b, mine, counts, lambda bundle: self._boundary(
-                    bs, bs.index[bundle.name], i)):
+                    bs, bs.index[bundle.name], i), owned=owned):
                 if d.selected:
                     out.append(SplitChoice(bs.index[d.bundle], b, tuple(d.boundary.boundaries),
                                            f"{d.reason}, {d.boundary.algorithm}"))

@@ -22,7 +22,7 @@ and ``extensible-triggers``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from lb_pipeline.algorithms.splits import automatic_algorithm
@@ -186,12 +186,14 @@ class ExtensibleSplitStrategy:
     def find_bundles_to_split(self, broker: str, stats: Mapping[str, Mapping], bundle_counts: Mapping[str, int],
                               boundary_for: Callable[[Bundle], SplitResult],
                               splitting: Mapping[str, str] | None = None,
-                              config: PulsarConfig | None = None) -> list[SplitDecision]:
+                              config: PulsarConfig | None = None,
+                              owned: Iterable[str] | None = None) -> list[SplitDecision]:
         """One cycle on one owner broker, under ``config`` (Pulsar reads the live configuration each cycle; default:
         the strategy's). ``stats``: bundle full name → ``NamespaceBundleStats`` of the bundles it
         owns; ``bundle_counts``: namespace → its number of bundles, where a missing namespace is a failed lookup
         (Pulsar then skips the bundle); ``splitting``: bundle names currently in the Splitting state;
-        ``boundary_for``: the configured split algorithm."""
+        ``boundary_for``: the configured split algorithm; ``owned``: every bundle of the broker's stats map, when
+        ``stats`` holds only those worth a look (the map's size sets its order; default: ``stats``' bundles)."""
         c = config if config is not None else self.config
         if not (c.get_bool("loadBalancerEnabled") and c.get_bool("loadBalancerAutoBundleSplitEnabled")):
             return []
@@ -203,7 +205,9 @@ class ExtensibleSplitStrategy:
         decisions, per_ns = [], defaultdict(int)
         # BrokerService.getBundleStats is PulsarStats' ConcurrentHashMap: its order decides which hot bundles get the
         # cycle's and a namespace's last slots
-        for name in concurrent_hash_map_order(stats):
+        for name in concurrent_hash_map_order(stats if owned is None else owned):
+            if name not in stats:
+                continue
             s = stats[name]
             topics = int(s.get("topics", 0))
             if topics < 2:
