@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from lb_pipeline.cli_types import day, key_value, positions
+from lb_pipeline.cli_types import count, day, key_value, positions, positive, size, utc_time
 from lb_pipeline.errors import LbError
 
 
@@ -22,8 +22,12 @@ def _generate(args) -> int:
     from lb_pipeline.snapshots.generate import PRESETS, generate, print_progress
     from lb_pipeline.snapshots.layout import cluster_folder
 
+    from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
+
     if args.preset not in PRESETS:
         raise LbError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
+    if args.balance and args.balance not in MODULAR_STRATEGIES:  # before --force removes anything
+        raise LbError(f"--balance takes a modular strategy ({', '.join(MODULAR_STRATEGIES)}), not {args.balance!r}")
     if args.days < 1 or (args.snapshots is not None and args.snapshots < 1):
         raise LbError("--days and --snapshots must be at least 1")
     preset = PRESETS[args.preset]
@@ -194,8 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="write a synthetic cluster history in the snapshot format")
     g.add_argument("--preset", default="demo", help="demo, S, M or L (default demo)")
     g.add_argument("--out", default="landing", help="landing folder (default ./landing)")
-    g.add_argument("--seed", type=int, default=7)
-    g.add_argument("--start", default="2026-01-15T00:00:00Z", help="time of the first snapshot (UTC)")
+    g.add_argument("--seed", type=count, default=7)
+    g.add_argument("--start", type=utc_time, default="2026-01-15T00:00:00Z", help="time of the first snapshot (UTC)")
     g.add_argument("--snapshots", type=int, default=None, help="snapshots to write (default: the preset's), one every "
                    "--interval minutes; with --days, per day, spread over it")
     g.add_argument("--interval", type=int, metavar="MINUTES", help="minutes between snapshots (default: the preset's, 60)")
@@ -231,9 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ca-file", help="CA bundle for TLS")
     c.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     c.add_argument("--broker-url-template", help="how to reach a broker, e.g. 'https://{host}:8443' (default: admin scheme + broker id)")
-    c.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
-    c.add_argument("--retries", type=int, default=2, help="retries per request (default 2)")
-    c.add_argument("--max-response-bytes", type=int, default=512 * 1024 * 1024,
+    c.add_argument("--timeout", type=positive, default=10.0, help="seconds per request (default 10)")
+    c.add_argument("--retries", type=count, default=2, help="retries per request (default 2)")
+    c.add_argument("--max-response-bytes", type=size, default=512 * 1024 * 1024,
                    help="largest response accepted, bytes (default 512 MiB); larger marks the part missing")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=_collect)
@@ -255,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     wh.add_argument("--all", action="store_true", help="every strategy, side by side")
     wh.add_argument("--single-cycle", action="store_true",
                     help="one cycle only (by default hit-count strategies see the load as sustained)")
-    wh.add_argument("--seed", type=int, default=0, help="seed of the placement strategies' random tie-breaks")
+    wh.add_argument("--seed", type=count, default=0, help="seed of the placement strategies' random tie-breaks")
     wh.add_argument("--profile", help=_PROFILE_HELP)
     wh.add_argument("--json", action="store_true")
     wh.set_defaults(func=_whatif_shed)
@@ -267,8 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--day", required=True, type=day, help="UTC day, YYYY-MM-DD")
     sm.add_argument("--cluster", help="the cluster (needed when there are several)")
     sm.add_argument("--strategy", action="append", help="only this strategy (repeatable; default: all five)")
-    sm.add_argument("--sets", type=int, default=1, help="parameter sets per strategy, the cluster's own first (default 1)")
-    sm.add_argument("--seeds", type=int, default=1, help="seeds per parameter set (default 1)")
+    sm.add_argument("--sets", type=size, default=1, help="parameter sets per strategy, the cluster's own first (default 1)")
+    sm.add_argument("--seeds", type=size, default=1, help="seeds per parameter set (default 1)")
     sm.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE", help="override a Pulsar key for every run")
     sm.add_argument("--profile", default=None, help="Pulsar version profile (default: from the snapshots)")
     sm.add_argument("--json", action="store_true")

@@ -3,6 +3,8 @@ argument's name and the value (``argument --day: invalid day value: '2026-13-01'
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from lb_pipeline.snapshots.layout import day_problem
 
 
@@ -25,3 +27,30 @@ def key_value(text: str) -> tuple[str, str]:
     if not sep or not key.strip():
         raise ValueError(text)
     return key.strip(), value.strip()
+
+
+def utc_time(text: str) -> str:
+    """An ISO time, ``2026-01-15T00:00:00Z``."""
+    datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return text
+
+
+def count(text: str) -> int:
+    """A whole number, 0 or more (a seed, retries)."""
+    if (value := int(text)) < 0:
+        raise ValueError(text)
+    return value
+
+
+def positive(text: str) -> float:
+    """A number above 0 (seconds, bytes): a timeout of 0 makes a socket non-blocking, a limit of 0 refuses all."""
+    if not (value := float(text)) > 0:
+        raise ValueError(text)
+    return value
+
+
+def size(text: str) -> int:
+    """A whole number above 0 (bytes)."""
+    if (value := int(text)) <= 0:
+        raise ValueError(text)
+    return value

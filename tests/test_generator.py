@@ -207,3 +207,15 @@ def test_the_command_refuses_a_cluster_name_pulsar_refuses_before_force_removes_
     assert capsys.readouterr().err.strip() == f"lb-pipeline: cluster name {cluster!r} refused: {why}"
     assert (tmp_path / "keep.txt").read_text() == "mine" and (landing / "demo-cluster").is_dir()
     assert sorted(p.name for p in landing.iterdir()) == ["demo-cluster"]
+
+
+def test_an_unknown_balancing_strategy_is_refused_before_force_removes_the_history(tmp_path, capsys):
+    """``--force --balance NoShedder`` removed the cluster's snapshots, then raised (a traceback)."""
+    from lb_pipeline.cli import main
+
+    landing = tmp_path / "landing"
+    assert main(["generate", "--out", str(landing), "--snapshots", "1", "--quiet"]) == 0
+    before = sorted(p.name for p in (landing / "demo-cluster").iterdir())
+    assert main(["generate", "--out", str(landing), "--snapshots", "2", "--quiet", "--force", "--balance", "NoShedder"]) == 2
+    assert "--balance takes a modular strategy" in capsys.readouterr().err
+    assert sorted(p.name for p in (landing / "demo-cluster").iterdir()) == before
