@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from lb_pipeline.cli_types import count, day, key_value, positions, positive, size, utc_time
+from lb_pipeline.cli_types import count, day, key_value, positions, positive, size, tolerance, utc_time
 from lb_pipeline.errors import LbError
 
 
@@ -223,8 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate-snapshot", help="report malformed or inconsistent files in snapshot directories")
     v.add_argument("dirs", nargs="+", help="snapshot directories (or, with -r, folders holding them)")
     v.add_argument("-r", "--recursive", action="store_true", help="check every snapshot found below the folders")
-    v.add_argument("--tolerance", type=float, default=1e-6, help="relative tolerance of sums (default 1e-6)")
-    v.add_argument("--max-findings", type=int, default=20)
+    v.add_argument("--tolerance", type=tolerance, default=1e-6, help="relative tolerance of sums (default 1e-6)")
+    v.add_argument("--max-findings", type=count, default=20)
     v.set_defaults(func=_validate_snapshot)
     c = sub.add_parser("collect", help="take one snapshot of a live cluster through the admin REST API")
     c.add_argument("--admin-url", required=True, help="e.g. http://pulsar-broker:8080 or https://…:8443")

@@ -54,3 +54,10 @@ def size(text: str) -> int:
     if (value := int(text)) <= 0:
         raise ValueError(text)
     return value
+
+
+def tolerance(text: str) -> float:
+    """A relative tolerance, 0 or more (below 0, every sum is off)."""
+    if not (value := float(text)) >= 0:
+        raise ValueError(text)
+    return value

@@ -92,7 +92,9 @@ def test_simulate_names_what_is_wrong(demo_landing, tmp_path, capsys):
     (["generate", "--start", "2026-13-01T00:00:00Z"], "argument --start: invalid utc_time value"),
     (["collect", "--admin-url", "http://x", "--timeout", "0"], "argument --timeout: invalid positive value: '0'"),
     (["collect", "--admin-url", "http://x", "--retries", "-1"], "argument --retries: invalid count value: '-1'"),
-    (["collect", "--admin-url", "http://x", "--max-response-bytes", "0"], "argument --max-response-bytes: invalid size")])
+    (["collect", "--admin-url", "http://x", "--max-response-bytes", "0"], "argument --max-response-bytes: invalid size"),
+    (["validate-snapshot", "S", "--tolerance", "-1"], "argument --tolerance: invalid tolerance value: '-1'"),
+    (["validate-snapshot", "S", "--max-findings", "-1"], "argument --max-findings: invalid count value: '-1'")])
 def test_arguments_are_refused_by_name_before_anything_runs(argv, said, capsys):
     with pytest.raises(SystemExit) as exited:
         main(argv)
