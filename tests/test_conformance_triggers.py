@@ -10,6 +10,7 @@ from lb_pipeline.algorithms.splits import TopicLoad, automatic_algorithm, split_
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
 from lb_pipeline.model.bundles import format_range
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.javahash import concurrent_hash_map_order
 from tests.conformance.cases_triggers import extensible_trigger_case, trigger_case
 from tests.conformance.stored import answers, regenerate
 
@@ -40,8 +41,8 @@ def test_the_modular_split_trigger_picks_what_pulsars_bundle_splitter_task_picks
 def test_the_extensible_split_trigger_splits_what_pulsars_default_strategy_splits():
     """``DefaultNamespaceBundleSplitStrategyImpl.findBundlesToSplit`` behind ``SplitScheduler``'s gate, run by
     ``java/ExtensibleSplitTriggers.java`` on one broker for one to four cycles: the same bundles split for the same
-    reason into the same children, where hit counts carry over between cycles, the broker's stats are walked in
-    ``ConcurrentHashMap`` order (which bundles get the cycle's and a namespace's last slots), a splitting neighbour's
+    reason into the same children, where hit counts carry over between cycles, the broker's stats are walked in its
+    map's order (which bundles get the cycle's and a namespace's last slots), a splitting neighbour's
     name starts with the namespace, a bundle is too narrow, its namespace's bundle count cannot be read, and the
     algorithm gives no single boundary or fails (``specified_positions_divide`` has no positions here)."""
     seen = Counter()
@@ -52,8 +53,9 @@ def test_the_extensible_split_trigger_splits_what_pulsars_default_strategy_split
         loads = {b: [TopicLoad.from_stats(t, {}) for t in names] for b, names in case["topics"].items()}
         strategy = ExtensibleSplitStrategy(config)
         for cycle, pulsar in zip(case["cycles"], theirs["cycles"], strict=True):
-            decisions = strategy.find_bundles_to_split(
-                case["broker"], cycle["stats"], cycle["bundleCounts"],
+            stats = {name: cycle["stats"][name] for name in concurrent_hash_map_order(cycle["stats"])}  # the harness's
+            decisions = strategy.find_bundles_to_split(  # map is a fresh ConcurrentHashMap, walked in its order
+                case["broker"], stats, cycle["bundleCounts"],
                 lambda b: split_boundary(automatic_algorithm(config), b, loads.get(b.name, []), config),
                 splitting={name: name.rsplit("/", 1)[1] for name in cycle["splitting"]})
             mine = [{"bundle": d.bundle, "label": "Success", "reason": d.reason,

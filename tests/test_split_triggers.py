@@ -129,21 +129,24 @@ def test_extensible_cap_per_cycle_stops_the_loop():
                            "loadBalancerMaxNumberOfBundlesToSplitPerCycle": "1"})
     strategy = ExtensibleSplitStrategy(config)
     decisions = strategy.find_bundles_to_split("b1", {B1: _stats(topics=5000), B2: _stats(topics=5000)}, {NS: 4}, _range)
-    # the broker's stats are a ConcurrentHashMap: B2 comes first in its order (Java's hash), whatever the order given
-    assert [d.bundle for d in decisions] == [B2]
-    assert B1 not in strategy.hit_count  # never evaluated in that cycle
+    assert [d.bundle for d in decisions] == [B1]  # the order given: the broker's map's
+    assert B2 not in strategy.hit_count  # never evaluated in that cycle
 
 
-def test_the_order_is_the_whole_stats_maps_when_only_some_bundles_are_looked_at():
-    """The simulation passes only the bundles worth a look; the map Pulsar walks holds every bundle of the broker,
-    and its size sets the order: of these two, the whole map walks 0x00000000 first, a map of the two the other."""
-    config = PulsarConfig({"loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
-                           "loadBalancerMaxNumberOfBundlesToSplitPerCycle": "1"})
+def test_the_simulation_walks_a_brokers_bundles_in_the_order_of_its_whole_map():
+    """The simulation looks at the bundles worth a look; the map Pulsar walks holds every bundle of the broker, and
+    its size sets the order: of these two, the whole map of 32 walks 0x00000000 first, a map of the two the other."""
+    import numpy as np
+
+    from lb_pipeline.model.javahash import concurrent_hash_map_order
+    from lb_pipeline.simulation.splitting import Splits
+
     owned = [f"{NS}/0x{i * 0x08000000:08x}_0x{(i + 1) * 0x08000000:08x}" for i in range(32)]
-    hot = {owned[0]: _stats(topics=5000), owned[2]: _stats(topics=5000)}
-    assert [d.bundle for d in ExtensibleSplitStrategy(config).find_bundles_to_split("b1", hot, {NS: 32}, _range)] == [owned[2]]
-    whole = ExtensibleSplitStrategy(config).find_bundles_to_split("b1", hot, {NS: 32}, _range, owned=owned)
-    assert [d.bundle for d in whole] == [owned[0]]
+    assert concurrent_hash_map_order([owned[2], owned[0]]) == [owned[2], owned[0]]
+    load = type("Load", (), {"brokers": {"b1": {"lastStats": {n: _stats() for n in owned}}}})()
+    mask = np.zeros(32, bool)
+    mask[[0, 2]] = True
+    assert list(Splits._lookup(load, np.zeros(32, int), ["b1"], mask, owned)["b1"]) == [owned[0], owned[2]]
 
 
 def test_extensible_needs_exactly_one_boundary():

@@ -48,6 +48,8 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
     if not isinstance(stats, dict):
         return broker_rows, problems + [Problem("lastStats", f"expected an object, got {_kind(stats)}")], [], []
 
+    positions = {name: i for i, name in enumerate(stats)}  # the broker's map order, which the split triggers walk
+
     def bundle_row(name: str, s) -> Row:
         field = f"lastStats[{name}]"
         s = _obj(s, field, row_level=True)
@@ -62,6 +64,7 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
             "producer_count": integer(s, "producerCount", field + ".producerCount", required=False, bits=32) or 0,
             "topics": integer(s, "topics", field + ".topics", required=False, bits=32) or 0,
             "cache_size": integer(s, "cacheSize", field + ".cacheSize", required=False) or 0,
+            "report_position": positions[name],
         }
 
     stat_rows, stat_problems = _rows(stats.items(), bundle_row)

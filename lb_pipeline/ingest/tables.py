@@ -72,7 +72,7 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
     BronzeTable("bundle_reports", ("lb/brokers/*.json",),
                 "broker string, bundle string, namespace string, bundle_range string, msg_rate_in double, "
                 "msg_rate_out double, msg_throughput_in double, msg_throughput_out double, consumer_count int, "
-                "producer_count int, topics int, cache_size long",
+                "producer_count int, topics int, cache_size long, report_position int",
                 _bundle_reports),
     BronzeTable("bundle_data", ("lb/bundle-data/*/*/*.json",),
                 "bundle string, namespace string, bundle_range string, topics int, "

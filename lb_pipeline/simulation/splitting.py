@@ -23,6 +23,7 @@ from lb_pipeline.algorithms.splits import SplitRefused, SplitResult, automatic_a
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, SplitLimits, modular_split_candidates
 from lb_pipeline.model.bundles import Bundle
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.javahash import concurrent_hash_map_order
 from lb_pipeline.simulation.bundle_set import BundleSet, bundle_range
 
 
@@ -76,13 +77,16 @@ class Splits:
 
     @staticmethod
     def _lookup(load, owner, brokers, mask, names) -> dict[str, dict]:
-        """broker → its bundles in ``mask`` (name order) → ``NamespaceBundleStats`` from its report's lastStats."""
+        """broker → its bundles in ``mask`` → ``NamespaceBundleStats`` from its report's lastStats, in the order of
+        the broker's whole map (a fresh ``ConcurrentHashMap`` of all its bundles: the size sets the order), which
+        the triggers walk."""
         out: dict[str, dict] = {}
         for n in np.flatnonzero(mask).tolist():
             b = brokers[owner[n]] if owner[n] >= 0 else None
             if b in load.brokers:
                 out.setdefault(b, {})[names[n]] = load.brokers[b]["lastStats"][names[n]]
-        return {b: dict(sorted(s.items())) for b, s in sorted(out.items())}
+        return {b: {k: s[k] for k in concurrent_hash_map_order(load.brokers[b]["lastStats"]) if k in s}
+                for b, s in sorted(out.items())}
 
     def _boundary(self, bs: BundleSet, n: int, i: int):
         ns, lo, hi = bundle_range(bs.names[n])
@@ -114,9 +118,8 @@ class Splits:
             mine = stats.get(b, {})
             if not mine and not strategy.hit_count:
                 continue
-            owned = tuple(load.brokers[b]["lastStats"]) if b in load.brokers else None  # the whole map's order
             for d in strategy.find_bundles_to_split(b, mine, counts, lambda bundle: self._boundary(
-                    bs, bs.index[bundle.name], i), owned=owned):
+                    bs, bs.index[bundle.name], i)):
                 if d.selected:
                     out.append(SplitChoice(bs.index[d.bundle], b, tuple(d.boundary.boundaries),
                                            f"{d.reason}, {d.boundary.algorithm}"))

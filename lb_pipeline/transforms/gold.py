@@ -28,82 +28,12 @@ from lb_pipeline.model.bundles import Bundle, parse_range
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
+from lb_pipeline.transforms import replay_inputs as ri
+from lb_pipeline.transforms.replay_inputs import KEYS
 from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
 
-KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 CYCLE_NOTE = "one replay cycle per snapshot"
-_RESOURCES = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
-_JSON_NAMES = {"cpu": "cpu", "memory": "memory", "direct_memory": "directMemory", "bandwidth_in": "bandwidthIn",
-               "bandwidth_out": "bandwidthOut"}
-
-
-def _reports(brokers: pd.DataFrame, bundles: pd.DataFrame) -> dict[str, dict]:
-    """``LocalBrokerData``-shaped dicts from bronze rows of one snapshot."""
-    stats: dict[str, dict] = {}
-    for r in (bundles.itertuples(index=False) if not bundles.empty else ()):
-        stats.setdefault(r.broker, {})[r.bundle] = {
-            "msgRateIn": r.msg_rate_in, "msgRateOut": r.msg_rate_out, "msgThroughputIn": r.msg_throughput_in,
-            "msgThroughputOut": r.msg_throughput_out, "consumerCount": int(r.consumer_count),
-            "producerCount": int(r.producer_count), "topics": int(r.topics)}
-    out = {}
-    if brokers.empty:
-        return out
-    for r in brokers.sort_values("broker").itertuples(index=False):
-        d = {_JSON_NAMES[k]: {"usage": getattr(r, f"{k}_usage"), "limit": getattr(r, f"{k}_limit")} for k in _RESOURCES}
-        d.update(msgRateIn=r.msg_rate_in, msgRateOut=r.msg_rate_out, msgThroughputIn=r.msg_throughput_in,
-                 msgThroughputOut=r.msg_throughput_out, lastStats=stats.get(r.broker, {}),
-                 bundles=sorted(stats.get(r.broker, {})), numTopics=int(r.num_topics) if pd.notna(r.num_topics) else 0)
-        if r.broker_version:  # placement's version and load-manager filters read these
-            d["brokerVersionString"] = r.broker_version
-        if r.load_manager:
-            d["loadManagerClassName"] = r.load_manager
-        out[r.broker] = d
-    return out
-
-
-def _bundle_data(averages: pd.DataFrame) -> dict[str, dict]:
-    out = {}
-    if averages.empty:
-        return out
-    for r in averages.itertuples(index=False):
-        out[r.bundle] = {w: {"numSamples": int(getattr(r, f"{p}_num_samples")), "msgRateIn": getattr(r, f"{p}_msg_rate_in"),
-                             "msgRateOut": getattr(r, f"{p}_msg_rate_out"), "msgThroughputIn": getattr(r, f"{p}_msg_throughput_in"),
-                             "msgThroughputOut": getattr(r, f"{p}_msg_throughput_out")}
-                         for w, p in (("shortTermData", "short"), ("longTermData", "long"))}
-    return out
-
-
-_BROKER = ["broker", *(f"{k}_{x}" for k in _RESOURCES for x in ("usage", "limit")), "msg_rate_in", "msg_rate_out",
-           "msg_throughput_in", "msg_throughput_out", "num_topics", "broker_version", "load_manager",
-           "start_timestamp_ms"]
-_BUNDLE = ["broker", "bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out",
-           "consumer_count", "producer_count", "topics"]
-_AVERAGE = ["bundle", *(f"{p}_{c}" for p in ("short", "long") for c in ("num_samples", "msg_rate_in", "msg_rate_out",
-                                                                       "msg_throughput_in", "msg_throughput_out"))]
-
-
-def _kinds(**inputs: DataFrame) -> DataFrame:
-    """Rows of several inputs in one typed frame (``kind`` says whose, a column another input lacks is null there),
-    so that they share one applyInPandas group per cluster; packing them as JSON strings and parsing them back
-    had cost most of the replay's time."""
-    out = None
-    for kind, df in inputs.items():
-        df = df.withColumn("kind", F.lit(kind))
-        out = df if out is None else out.unionByName(df, allowMissingColumns=True)
-    return out
-
-
-def _typed_inputs(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
-                  meta: DataFrame) -> DataFrame:
-    return _kinds(broker=broker_reports.select(*KEYS, *_BROKER), bundle=bundle_reports.select(*KEYS, *_BUNDLE),
-                  average=time_averages.select(*KEYS, *_AVERAGE), meta=meta)
-
-
-def _of(pdf: pd.DataFrame, kind: str, columns: list[str]) -> pd.DataFrame:
-    return pdf.loc[pdf["kind"] == kind, columns]
-
-
 def _ms(ts) -> int:
     return int(pd.Timestamp(ts).timestamp() * 1000)
 
@@ -112,13 +42,6 @@ def _at(config: PulsarConfig | ClusterConfigs, cluster: str | None, ts) -> Pulsa
     """The configuration in force on ``cluster`` at snapshot ``ts``: Pulsar's leader reads its live configuration
     on every cycle, so a dynamic override set at noon applies from the first snapshot after it."""
     return ClusterConfigs.of_any(config).at(cluster, _ms(ts))
-
-
-def _meta(pdf: pd.DataFrame, field: str, default: str):
-    """A snapshot's one ``meta`` row (small per-snapshot maps as JSON) → the parsed value of ``field``."""
-    rows = pdf.loc[pdf["kind"] == "meta", field]
-    value = rows.iloc[0] if not rows.empty else None
-    return json.loads(value if isinstance(value, str) else default)
 
 
 SHEDDING_SCHEMA = (
@@ -141,13 +64,13 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         # built at the first snapshot and where the leader runs a new load manager, which reads the placement
         # strategy only then (model.at_start); state carried across cycles
         modular = modular or {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
-        reports = _reports(_of(snap, "broker", _BROKER), _of(snap, "bundle", _BUNDLE))
-        ownership = {r["bundle"]: r["broker"] for r in _meta(snap, "ownership", "[]")}
-        groups = _meta(snap, "groups", "{}")
-        isolation = {name: json.loads(policy) for name, policy in _meta(snap, "isolation", "{}").items()}
-        load = LoadData(reports, _bundle_data(_of(snap, "average", _AVERAGE)))
+        reports = ri.reports(ri.of_kind(snap, "broker", ri.BROKER), ri.of_kind(snap, "bundle", ri.BUNDLE))
+        ownership = {r["bundle"]: r["broker"] for r in ri.meta(snap, "ownership", "[]")}
+        groups = ri.meta(snap, "groups", "{}")
+        isolation = {name: json.loads(policy) for name, policy in ri.meta(snap, "isolation", "{}").items()}
+        load = LoadData(reports, ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE)))
         now = _ms(ts)
-        state = ClusterState(list(reports), isolation_policies(isolation), groups, _meta(snap, "domains", "{}"))
+        state = ClusterState(list(reports), isolation_policies(isolation), groups, ri.meta(snap, "domains", "{}"))
         results = [(name, run.run_cycle(load, config, now, state)) for name, run in modular.items()]
         ext = derive_from_modular(reports, config, now, derived, groups, ownership)
         results.append(("TransferShedder", transfer.run_cycle(ext, config, now)))
@@ -190,7 +113,7 @@ def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, tim
     destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains, under
     the cluster's own configuration."""
     meta = cluster_policies(ownership, namespaces, config_rows, failure_domains)
-    tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, meta)
+    tagged = ri.typed_inputs(broker_reports, bundle_reports, time_averages, meta)
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
 
 
@@ -207,16 +130,16 @@ def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterCon
     out = []
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
         config = _at(configs, cluster, ts)
-        brokers = _of(snap, "broker", _BROKER)
-        reports = _reports(brokers, _of(snap, "bundle", _BUNDLE))
+        brokers = ri.of_kind(snap, "broker", ri.BROKER)
+        reports = ri.reports(brokers, ri.of_kind(snap, "bundle", ri.BUNDLE))
         for broker, start in zip(brokers["broker"], brokers["start_timestamp_ms"]):
             if pd.notna(start) and started.setdefault(broker, start) != start:
                 # every broker runs its own SplitScheduler: a restarted one starts its hit counts again
                 strategies.pop(broker, None)
                 started[broker] = start
-        counts = _meta(snap, "counts", "{}")
-        decisions = [("modular", d) for d in modular_split_candidates(reports, _bundle_data(_of(snap, "average", _AVERAGE)),
-                                                                      counts, config)]
+        counts = ri.meta(snap, "counts", "{}")
+        averages = ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE))
+        decisions = [("modular", d) for d in modular_split_candidates(reports, averages, counts, config)]
         # the extensible path's boundaries are computed in split_boundaries (the topics are not here); an algorithm
         # that needs none is asked, so that specified_positions_divide fails here as it does in Pulsar
         probe = automatic_algorithm(config)
@@ -240,7 +163,7 @@ def split_triggers(broker_reports: DataFrame, bundle_reports: DataFrame, time_av
     """Which bundles the modular (BundleSplitterTask) and the extensible (hit-count) triggers would split."""
     counts = namespaces.groupBy(*KEYS).agg(
         F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "num_bundles")))).alias("counts"))
-    tagged = _typed_inputs(broker_reports, bundle_reports, time_averages, counts)
+    tagged = ri.typed_inputs(broker_reports, bundle_reports, time_averages, counts)
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, config), SPLIT_TRIGGER_SCHEMA)
 
 

@@ -13,8 +13,9 @@ Both compare with Java's arithmetic: ``loadBalancerNamespaceBundleMaxBandwidthMb
 product (2048 MB and more wrap: 2048 and 3000 to negative numbers, 4096 to 0, where every bundle with traffic is
 past it; 100000 to 1,696 MB; ``limit_notes`` tells the operator), and so is ``consumerCount + producerCount``. The
 modular task walks the leader's brokers in ``ConcurrentHashMap`` order (which hot bundles get a namespace's last
-slots) and each report's ``lastStats`` in the order given; the extensible strategy walks its broker's stats in
-``ConcurrentHashMap`` order too (``PulsarStats.bundleStats``). Checked against Pulsar 4.0.8's own
+slots); each report's ``lastStats`` and the extensible strategy's stats in the order given, which callers take from
+the broker's map (``PulsarStats.bundleStats``, a ``ConcurrentHashMap``: a report's JSON lists ``lastStats`` in its
+order, and bronze keeps it). Checked against Pulsar 4.0.8's own
 ``BundleSplitterTask`` and ``DefaultNamespaceBundleSplitStrategyImpl`` (``tests/conformance``, families ``triggers``
 and ``extensible-triggers``).
 """
@@ -22,7 +23,7 @@ and ``extensible-triggers``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from lb_pipeline.algorithms.splits import automatic_algorithm
@@ -186,14 +187,14 @@ class ExtensibleSplitStrategy:
     def find_bundles_to_split(self, broker: str, stats: Mapping[str, Mapping], bundle_counts: Mapping[str, int],
                               boundary_for: Callable[[Bundle], SplitResult],
                               splitting: Mapping[str, str] | None = None,
-                              config: PulsarConfig | None = None,
-                              owned: Iterable[str] | None = None) -> list[SplitDecision]:
+                              config: PulsarConfig | None = None) -> list[SplitDecision]:
         """One cycle on one owner broker, under ``config`` (Pulsar reads the live configuration each cycle; default:
         the strategy's). ``stats``: bundle full name → ``NamespaceBundleStats`` of the bundles it
         owns; ``bundle_counts``: namespace → its number of bundles, where a missing namespace is a failed lookup
         (Pulsar then skips the bundle); ``splitting``: bundle names currently in the Splitting state;
-        ``boundary_for``: the configured split algorithm; ``owned``: every bundle of the broker's stats map, when
-        ``stats`` holds only those worth a look (the map's size sets its order; default: ``stats``' bundles)."""
+        ``boundary_for``: the configured split algorithm. ``stats`` is walked in the order given: pass the order of
+        the broker's map (``BrokerService.getBundleStats``, a ``ConcurrentHashMap``; a report's JSON lists
+        ``lastStats`` in it), which decides the cycle's and a namespace's last slots."""
         c = config if config is not None else self.config
         if not (c.get_bool("loadBalancerEnabled") and c.get_bool("loadBalancerAutoBundleSplitEnabled")):
             return []
@@ -203,12 +204,7 @@ class ExtensibleSplitStrategy:
         for gone in set(self.hit_count) - set(stats):
             del self.hit_count[gone]
         decisions, per_ns = [], defaultdict(int)
-        # BrokerService.getBundleStats is PulsarStats' ConcurrentHashMap: its order decides which hot bundles get the
-        # cycle's and a namespace's last slots
-        for name in concurrent_hash_map_order(stats if owned is None else owned):
-            if name not in stats:
-                continue
-            s = stats[name]
+        for name, s in stats.items():
             topics = int(s.get("topics", 0))
             if topics < 2:
                 continue
