@@ -35,29 +35,18 @@ def utc_time(text: str) -> str:
     return text
 
 
-def count(text: str) -> int:
-    """A whole number, 0 or more (a seed, retries)."""
-    if (value := int(text)) < 0:
-        raise ValueError(text)
-    return value
+def _checked(name: str, convert, ok, doc: str):
+    """An argument type of ``convert`` that refuses what ``ok`` does not take (argparse names it by ``name``)."""
+    def check(text: str):
+        if not ok(value := convert(text)):
+            raise ValueError(text)
+        return value
+    check.__name__, check.__doc__ = name, doc
+    return check
 
 
-def positive(text: str) -> float:
-    """A number above 0 (seconds, bytes): a timeout of 0 makes a socket non-blocking, a limit of 0 refuses all."""
-    if not (value := float(text)) > 0:
-        raise ValueError(text)
-    return value
-
-
-def size(text: str) -> int:
-    """A whole number above 0 (bytes)."""
-    if (value := int(text)) <= 0:
-        raise ValueError(text)
-    return value
-
-
-def tolerance(text: str) -> float:
-    """A relative tolerance, 0 or more (below 0, every sum is off)."""
-    if not (value := float(text)) >= 0:
-        raise ValueError(text)
-    return value
+count = _checked("count", int, lambda v: v >= 0, "A whole number, 0 or more (a seed, retries).")
+size = _checked("size", int, lambda v: v > 0, "A whole number above 0 (bytes, runs).")
+positive = _checked("positive", float, lambda v: v > 0,  # not NaN either
+                    "A number above 0: a timeout of 0 makes a socket non-blocking.")
+tolerance = _checked("tolerance", float, lambda v: v >= 0, "A relative tolerance, 0 or more (below 0, every sum is off).")

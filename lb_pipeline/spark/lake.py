@@ -12,6 +12,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from lb_pipeline.snapshots.layout import day_problem
+
 LAYERS = ("bronze", "silver", "gold")
 PARTITION_COLUMN = "snapshot_date"
 CONFLICT_ATTEMPTS = 10  # n writers of one slice: the unluckiest can lose n - 1 rounds in a row
@@ -55,7 +57,6 @@ def _equals(item: tuple[str, str | list[str]]) -> str:
     return f"{column} = {_literal(value)}"
 
 
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 OUTSIDE = "lb_pipeline: a row outside the slice being written:"
 _COMMIT = re.compile(r"\d{20}\.json")  # a commit of the Delta log (not a checkpoint, checksum or compaction)
 
@@ -117,7 +118,7 @@ class Lake:
         path = self.path(layer, table)
         if PARTITION_COLUMN not in df.columns:
             raise ValueError(f"{layer}/{table}: rows need a {PARTITION_COLUMN} column to be written per partition")
-        if not _DAY.fullmatch(str(partition)):
+        if day_problem(str(partition)):
             raise ValueError(f"{layer}/{table}: {partition!r} is not a partition (YYYY-MM-DD); nothing written")
         slice_ = {PARTITION_COLUMN: partition, **(where or {})}
         token, started_ms = f"lb_pipeline write {uuid.uuid4()}", int(time.time() * 1000) - CLOCK_SLACK_MS
