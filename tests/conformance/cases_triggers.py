@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import random
 
+from lb_pipeline.model.bundles import parse_range, split_bundle_name, topic_hash
+
 MIB = 1024 * 1024
 
 
@@ -72,7 +74,6 @@ ALGORITHMS = ("range_equally_divide", "topic_count_equally_divide", "specified_p
 
 def _topics_inside(rnd: random.Random, bundle: str, n: int) -> list[str]:
     """``n`` topic names of the bundle's namespace whose hashes fall inside its range (fewer for a narrow one)."""
-    from lb_pipeline.model.bundles import parse_range, split_bundle_name, topic_hash
     namespace, rng = split_bundle_name(bundle)
     lower, upper = parse_range(rng)
     names = (f"persistent://{namespace}/t-{rnd.randrange(10**6)}" for _ in range(60 * n))
