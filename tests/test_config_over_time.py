@@ -165,8 +165,10 @@ def test_a_leader_that_restarts_replays_its_strategies_afresh(lake, spark):
 
 
 def test_a_broker_that_restarts_counts_its_hot_cycles_again_before_the_extensible_trigger_splits(lake, spark):
-    """Every broker runs its own SplitScheduler (extensible load manager): its hit counts live there. A bundle the
-    trigger selected after several hot cycles is not selected when its broker restarted one snapshot before."""
+    """Every broker runs its own SplitScheduler (extensible load manager): its hit counts live there. With a hit-count
+    threshold longer than the gap between snapshots, a bundle hot at two in a row splits in the second snapshot's
+    window (each snapshot's load holds a split cycle a minute until the next); not when its broker restarted
+    between the two."""
     from lb_pipeline.transforms import gold
 
     def read(layer, table):
@@ -174,20 +176,27 @@ def test_a_broker_that_restarts_counts_its_hot_cycles_again_before_the_extensibl
 
     configs = cluster_configs(read("bronze", "config"), read("bronze", "snapshots"))
     times = sorted(r[0] for r in read("bronze", "snapshots").select("snapshot_ts").collect())
-    tonight = read("gold", "split_triggers").where("trigger = 'extensible'")
-    chosen = tonight.where("selected").orderBy("snapshot_ts").first()
-    assert chosen is not None and times.index(chosen.snapshot_ts) >= 2  # after several hot cycles
-    before = times[times.index(chosen.snapshot_ts) - 1]
+    gap = int((times[1] - times[0]).total_seconds() // 60)
+    config = configs.of("demo-cluster").overridden(
+        loadBalancerNamespaceBundleSplitConditionHitCountThreshold=gap + gap // 2)
+
+    def replay(reports):
+        return gold.split_triggers(reports, read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"),
+                                   read("bronze", "namespaces"), config).where("trigger = 'extensible'")
+
     reports = read("bronze", "broker_reports")
-    restarted = reports.withColumn("start_timestamp_ms", F.when(
-        (F.col("broker") == chosen.broker) & (F.col("snapshot_ts") >= F.lit(before)),
-        F.unix_millis(F.lit(before)) - 30_000).otherwise(F.col("start_timestamp_ms")))
-    replayed = gold.split_triggers(restarted, read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"),
-                                   read("bronze", "namespaces"), configs).where("trigger = 'extensible'")
+    steady = replay(reports)
+    chosen = steady.where("selected").orderBy("snapshot_ts").first()
+    assert chosen is not None and times.index(chosen.snapshot_ts) >= 1
+    assert chosen.cycle_note.endswith(f"split at cycle {gap // 2 + 1}")  # the hits of the window before count
+    restarted = reports.withColumn("start_timestamp_ms", F.when(  # 30 s before the snapshot that split it
+        (F.col("broker") == chosen.broker) & (F.col("snapshot_ts") >= F.lit(chosen.snapshot_ts)),
+        F.unix_millis(F.lit(chosen.snapshot_ts)) - 30_000).otherwise(F.col("start_timestamp_ms")))
+    replayed = replay(restarted)
     at = (F.col("snapshot_ts") == F.lit(chosen.snapshot_ts)) & (F.col("bundle") == chosen.bundle)
     assert [r.selected for r in replayed.where(at).collect()] == [False]
-    earlier = F.col("snapshot_ts") < F.lit(before)
-    assert sorted(map(tuple, replayed.where(earlier).collect())) == sorted(map(tuple, tonight.where(earlier).collect()))
+    earlier = F.col("snapshot_ts") < F.lit(chosen.snapshot_ts)
+    assert sorted(map(tuple, replayed.where(earlier).collect())) == sorted(map(tuple, steady.where(earlier).collect()))
 
 
 def test_the_report_says_what_changed_and_scores_the_strategy_configured_at_each_snapshot(lake, spark):

@@ -40,7 +40,7 @@ def test_the_modular_split_trigger_picks_what_pulsars_bundle_splitter_task_picks
 
 def test_the_extensible_split_trigger_splits_what_pulsars_default_strategy_splits():
     """``DefaultNamespaceBundleSplitStrategyImpl.findBundlesToSplit`` behind ``SplitScheduler``'s gate, run by
-    ``java/ExtensibleSplitTriggers.java`` on one broker for one to four cycles: the same bundles split for the same
+    ``java/SplitTriggers.java`` on one broker for one to four cycles: the same bundles split for the same
     reason into the same children, where hit counts carry over between cycles, the broker's stats are walked in its
     map's order (which bundles get the cycle's and a namespace's last slots), a splitting neighbour's
     name starts with the namespace, a bundle is too narrow, its namespace's bundle count cannot be read, and the

@@ -1,6 +1,7 @@
 """The nightly report: escaping and what each section says (no Spark), and per-cluster reports of the night.
 The report in headless Chromium: ``test_report_browser.py``."""
 
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,45 @@ def test_each_cluster_of_a_night_gets_a_report_of_its_own_rows(lake, spark):
     assert other["cluster"] == "another-cluster" and other["snapshot_count"] == 0
     assert not other["brokers"] and not other["heat"]["values"] and not other["hot"] and other["simulation"]["runs"] == []
     assert other["checks"]  # the night's data-quality results are per table, shared
+
+
+@pytest.mark.spark
+def test_the_splits_to_do_are_those_of_the_trigger_the_configured_load_manager_runs(lake, spark):
+    """On the extensible load manager every broker's SplitScheduler splits (hit counts, instantaneous stats); the
+    report listed the modular BundleSplitterTask's splits for every cluster. The triggers are replayed with bundles
+    over 2,000 msg/s hot (the demo's last snapshot has one hot bundle, of one topic: no split relieves it), and
+    each report sees only one trigger's rows, so its list is empty if it reads the other one."""
+    from pyspark.sql import functions as F
+
+    from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, PulsarConfig
+    from lb_pipeline.report.context import build_context
+    from lb_pipeline.spark.lake import Lake
+    from lb_pipeline.transforms import gold
+
+    def read(layer, table):
+        return lake.read(spark, layer, table, DEMO_DAY)
+
+    hot = PulsarConfig({"loadBalancerNamespaceBundleMaxMsgRate": "2000"})
+    triggers = gold.split_triggers(read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
+                                   read("silver", "bundle_time_averages"), read("bronze", "namespaces"), hot).cache()
+    replayed = {"split_triggers": triggers,
+                "split_recommendations": gold.split_boundaries(triggers, read("bronze", "topic_stats"), hot)}
+
+    class OneTrigger(Lake):
+        def read(self, spark, layer, table, partition=None):
+            df = replayed.get(table) if layer == "gold" and table in replayed else super().read(spark, layer, table, partition)
+            return df.where(F.col("trigger") == self.trigger) if table == "split_triggers" else df
+
+    latest = triggers.agg(F.max("snapshot_ts")).first()[0]
+    for manager, trigger, says in (("", "modular", "the leader's BundleSplitterTask"),
+                                   (EXTENSIBLE_LOAD_MANAGER, "extensible", "every broker's SplitScheduler")):
+        split = {r.bundle for r in triggers.where((F.col("snapshot_ts") == latest) & (F.col("trigger") == trigger)
+                                                 & F.col("selected")).collect()}
+        one = OneTrigger(lake.root)
+        one.trigger = trigger
+        ctx = build_context(spark, one, DEMO_DAY, "demo-cluster", hot.overridden(loadManagerClassName=manager)
+                            if manager else hot)
+        listed = {a["bundle"] for a in ctx["actions"]["splits"]}
+        kept_whole = {b["bundle"] for b in ctx["hot"] if (b["share"] or 0) >= 0.8}  # no split relieves them
+        assert listed and listed == split - kept_whole, trigger
+        assert f"as {says} would" in unescape(render_nightly(ctx))

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from lb_pipeline.algorithms.splits import automatic_algorithm
 from lb_pipeline.algorithms.splits.triggers import limit_notes
 from lb_pipeline.model.cluster_configs import ClusterConfigs
-from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy, legacy_reason
 from lb_pipeline.report import trust
 from lb_pipeline.report.heat import heat_rows as order_heat
@@ -89,6 +89,8 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     config = configs.of(cluster)  # the current one: what the report recommends starts from it
     strategy = configured_strategy(config)
     algorithm = automatic_algorithm(config)  # the one Pulsar splits with
+    # the extensible load manager splits with every broker's SplitScheduler, the others with the leader's task
+    split_trigger = "extensible" if config["loadManagerClassName"] == EXTENSIBLE_LOAD_MANAGER else "modular"
     grace = config.get_int("loadBalancerSheddingGracePeriodMinutes")
     usage, snapshots, stats_df = read("silver", "broker_usage"), read("bronze", "snapshots"), read("silver", "bundle_stats")
     decisions_df, results = read("gold", "shedding_decisions"), read("gold", "validation_results")
@@ -187,7 +189,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     hot = sorted(by_bundle.values(), key=lambda b: b["bundle"])
     actions = {"splits": [], "unloads": []}
     for b in hot:
-        if b["triggers"].get("modular") == "split":
+        if b["triggers"].get(split_trigger) == "split":
             chosen = next((a for a in b["algorithms"] if a["algorithm"] == algorithm and a["splits"]), None)
             if chosen and not (b["share"] or 0) >= 0.8:
                 actions["splits"].append({"bundle": b["bundle"], "why": b["detail"], "command": chosen["command"]})
@@ -204,7 +206,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         "cluster": cluster, "day": day, "latest": latest.strftime("%Y-%m-%d %H:%M UTC") if latest else "no snapshots",
         "snapshot_count": len(snap_rows), "broker_count": len(snap_rows[-1]["brokers"]) if snap_rows else 0,
         "strategy": strategy, "replayed": strategy in trust.REPLAYED, "legacy": legacy_reason(config),
-        "algorithm": algorithm, "grace_minutes": grace, "profile": config.profile,
+        "algorithm": algorithm, "split_trigger": split_trigger, "grace_minutes": grace, "profile": config.profile,
         "config_changes": trust.config_changes(configs, cluster), "config_notes": configs.notes(cluster),
         "config_taken_otherwise": limit_notes(config),
         "strategy_changed": len({configured_strategy(c) for _, c in configs.changes(cluster)}) > 1,

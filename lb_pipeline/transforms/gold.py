@@ -2,9 +2,11 @@
 
 The algorithms are the pure-Python modules of ``lb_pipeline.algorithms``; Spark applies them per group with
 ``applyInPandas``: per snapshot for split boundaries (topic rows of hot bundles only), per cluster in time order
-for the strategies that carry state from cycle to cycle (shedders, the extensible split trigger). One replay
-cycle per snapshot: with hourly snapshots, hit counts and EMAs advance once an hour instead of once a minute —
-the tables say so in ``cycle_note``.
+for the strategies that carry state from cycle to cycle (shedders, the extensible split trigger). The shedders and
+the modular split trigger run one cycle per snapshot: with hourly snapshots, hit counts and EMAs advance once an
+hour instead of once a minute. The extensible split trigger runs as many cycles as fit before the next snapshot,
+on the snapshot's load (``algorithms/splits/held.py``): its hit counts are minutes, not hours. The tables say
+which in ``cycle_note``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, de
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
+from lb_pipeline.algorithms.splits.held import held_window
 from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
 from lb_pipeline.formats.cluster import ISOLATION_SOURCE
 from lb_pipeline.model.bundles import Bundle, parse_range
@@ -34,6 +37,7 @@ from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
 
 CYCLE_NOTE = "one replay cycle per snapshot"
+DAY_MINUTES = 1440
 def _ms(ts) -> int:
     return int(pd.Timestamp(ts).timestamp() * 1000)
 
@@ -123,11 +127,25 @@ SPLIT_TRIGGER_SCHEMA = (
 )
 
 
+def _split_windows(times: list, configs: PulsarConfig | ClusterConfigs, cluster: str) -> dict:
+    """Snapshot time → the split cycles its load holds: to the next snapshot, the last as long as the one before it
+    (the collector's cadence), a lone snapshot for a day (the window stops once the trigger settles)."""
+    gaps = [(b - a).total_seconds() / 60 for a, b in zip(times, times[1:])]
+    gaps = gaps + gaps[-1:] if gaps else [DAY_MINUTES]
+    return {ts: max(1, int(gap // _split_interval(_at(configs, cluster, ts)))) for ts, gap in zip(times, gaps)}
+
+
+def _split_interval(config: PulsarConfig) -> int:  # minutes; an extensible broker with 0 or less does not start
+    return max(1, config.get_int("loadBalancerSplitIntervalMinutes"))
+
+
 @collector_paused()  # 2.6 → 2.2 s
 def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
     strategies: dict[str, ExtensibleSplitStrategy] = {}
     started: dict[str, object] = {}  # broker → the startTimestamp its split strategy was created under
     out = []
+    windows = {cluster: _split_windows(sorted(set(times)), configs, cluster)
+               for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
         config = _at(configs, cluster, ts)
         brokers = ri.of_kind(snap, "broker", ri.BROKER)
@@ -139,20 +157,22 @@ def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterCon
                 started[broker] = start
         counts = ri.meta(snap, "counts", "{}")
         averages = ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE))
-        decisions = [("modular", d) for d in modular_split_candidates(reports, averages, counts, config)]
+        rows = [("modular", d, CYCLE_NOTE) for d in modular_split_candidates(reports, averages, counts, config)]
         # the extensible path's boundaries are computed in split_boundaries (the topics are not here); an algorithm
         # that needs none is asked, so that specified_positions_divide fails here as it does in Pulsar
         probe = automatic_algorithm(config)
         probe = probe if probe in ("range_equally_divide", "specified_positions_divide") else "range_equally_divide"
-        for broker, report in reports.items():
-            strategy = strategies.setdefault(broker, ExtensibleSplitStrategy())
-            decisions += [("extensible", d) for d in strategy.find_bundles_to_split(
-                broker, report["lastStats"], counts, lambda b: split_boundary(probe, b, [], config), config=config)]
-        for trigger, d in decisions:
+        cycles = windows[cluster][ts]
+        held = held_window(strategies, {b: r["lastStats"] for b, r in reports.items()}, counts,
+                           lambda b: split_boundary(probe, b, [], config), config, cycles)
+        held_note = f"the snapshot's load held for {cycles} split cycle(s) of {_split_interval(config)} min"
+        rows += [("extensible", h.decision, f"{held_note}; split at cycle {h.cycle}" if h.decision.selected
+                  else f"{held_note}; as at the last") for h in held.values()]
+        for trigger, d, note in rows:
             out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "trigger": trigger,
                         "bundle": d.bundle, "broker": d.broker, "selected": d.selected, "reason": d.reason,
                         "detail": "; ".join(t.describe() for t in d.triggered), "skipped": d.skipped,
-                        "cycle_note": CYCLE_NOTE})
+                        "cycle_note": note})
     frame = pd.DataFrame(out, columns=[c.split(" ")[0] for c in SPLIT_TRIGGER_SCHEMA.split(", ")])
     frame["skipped"] = frame["skipped"].astype(object).where(frame["skipped"].notna(), None)
     return frame

@@ -7,13 +7,12 @@ from dataclasses import asdict, dataclass
 
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
-from lb_pipeline.algorithms.splits.triggers import (
-    ExtensibleSplitStrategy, SplitDecision, limit_notes, modular_split_candidates,
-)
+from lb_pipeline.algorithms.splits.held import HIT_COUNT, held_window
+from lb_pipeline.algorithms.splits.triggers import SplitDecision, limit_notes, modular_split_candidates
 from lb_pipeline.errors import LbError
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
-from lb_pipeline.whatif.sustained import sustained_cycles
+from lb_pipeline.whatif.sustained import MAX_CYCLES, sustained_cycles
 
 
 @dataclass(frozen=True)
@@ -75,17 +74,12 @@ def whatif_split(snap: Snapshot, namespace: str | None = None, assume_sustained:
         return split_boundary(automatic_algorithm(config), bundle, loads.get(bundle.name, []), config)
 
     modular = {d.bundle: d for d in modular_split_candidates(snap.reports, snap.bundle_data, counts, config)}
-    extensible: dict[str, SplitDecision] = {}
-    runs = 1
-    if assume_sustained:  # as if this snapshot's stats had held for threshold+1 split cycles (what it says: snap.notes)
-        threshold = config.get_int("loadBalancerNamespaceBundleSplitConditionHitCountThreshold")
-        runs = sustained_cycles(threshold + 1, f"loadBalancerNamespaceBundleSplitConditionHitCountThreshold={threshold}",
-                                snap.notes)
-    for broker, report in snap.reports.items():
-        strategy = ExtensibleSplitStrategy(config)
-        for _ in range(runs):
-            decisions = strategy.find_bundles_to_split(broker, report.get("lastStats") or {}, counts, boundary_for)
-        extensible.update({d.bundle: d for d in decisions})
+    if assume_sustained:  # this snapshot's stats held until the trigger settles (the note says so past a day)
+        threshold = config.get_int(HIT_COUNT)
+        sustained_cycles(threshold + 1, f"{HIT_COUNT}={threshold}", snap.notes)
+    held = held_window({}, {b: r.get("lastStats") or {} for b, r in snap.reports.items()}, counts, boundary_for,
+                       config, MAX_CYCLES if assume_sustained else 1)
+    extensible = {bundle: h.decision for (_, bundle), h in held.items()}
     out = []
     for name in sorted(set(modular) | set(extensible)):
         ns, rng = name.rsplit("/", 1)
