@@ -9,8 +9,10 @@
   counts (``triggers.ExtensibleSplitStrategy``); the children stay on the owner.
 
 The trigger reads every bundle each cycle; only bundles past a threshold (and, for the extensible strategy, those
-with a hit count running) can be chosen, so the rest are filtered out with arrays first. Brokers and their bundles are
-visited in name order (Pulsar: hash-map order); this matters only when a namespace reaches its bundle cap.
+with a hit count running) can be chosen, so the rest are filtered out with arrays first. Each broker's bundles are
+walked in a fresh ``ConcurrentHashMap``'s order of its whole map (its history is not known); the modular trigger
+walks the leader's brokers in its map's order, the extensible owners go in name order (each runs its own
+scheduler; the order matters only when a namespace reaches its bundle cap).
 """
 
 from __future__ import annotations
