@@ -3,6 +3,7 @@
 import json
 import shlex
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -12,7 +13,7 @@ from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.generate import generate
 from lb_pipeline.snapshots.load import load_snapshot
 from lb_pipeline.whatif import commands
-from lb_pipeline.whatif.split import whatif_split
+from lb_pipeline.whatif.split import render_text, whatif_split
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,22 @@ def test_hot_bundles_get_every_algorithms_cut_and_children_that_add_up(busy_snap
 def test_without_sustained_load_the_extensible_trigger_waits_for_its_hit_count(busy_snapshot):
     results = whatif_split(load_snapshot(busy_snapshot))
     assert any("consecutive cycle" in r.extensible for r in results)
+
+
+def test_sustained_load_splits_the_bundles_past_the_per_cycle_cap_in_the_cycles_after(busy_snapshot, capsys):
+    """A cycle of the extensible trigger stops at loadBalancerMaxNumberOfBundlesToSplitPerCycle: the bundles after
+    it get no decision, and the what-if called them "not hot"."""
+    snap = load_snapshot(busy_snapshot)
+    snap.config = snap.config.overridden(loadBalancerMaxNumberOfBundlesToSplitPerCycle=1,
+                                         loadBalancerNamespaceBundleMaxMsgRate=50)
+    results = whatif_split(snap, assume_sustained=True)
+    owners = Counter(r.owner for r in results if r.extensible == "split")
+    assert max(owners.values()) >= 3 and "not hot" not in {r.extensible for r in results if r.modular == "split"}
+    for owner, n in owners.items():  # one a cycle on each broker, from the cycle after the hit count (3)
+        assert sorted(r.extensible_cycle for r in results if r.owner == owner and r.extensible == "split") == list(
+            range(4, 4 + n))
+    print(render_text(results, snap))
+    assert f"split at cycle {3 + max(owners.values())} of the sustained load" in capsys.readouterr().out
 
 
 def test_single_topic_hot_bundle_is_flagged(busy_snapshot):

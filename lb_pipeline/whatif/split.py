@@ -46,6 +46,7 @@ class BundleSplitWhatIf:
     extensible: str
     triggers: list[str]
     outcomes: list[AlgorithmOutcome]
+    extensible_cycle: int | None = None  # the cycle of the load (sustained or not) at which the extensible trigger splits it
 
     @property
     def no_split_helps(self) -> bool:
@@ -80,6 +81,7 @@ def whatif_split(snap: Snapshot, namespace: str | None = None, assume_sustained:
     held = held_window({}, {b: r.get("lastStats") or {} for b, r in snap.reports.items()}, counts, boundary_for,
                        config, MAX_CYCLES if assume_sustained else 1)
     extensible = {bundle: h.decision for (_, bundle), h in held.items()}
+    cycles = {bundle: h.cycle for (_, bundle), h in held.items() if h.decision.selected}
     out = []
     for name in sorted(set(modular) | set(extensible)):
         ns, rng = name.rsplit("/", 1)
@@ -108,7 +110,7 @@ def whatif_split(snap: Snapshot, namespace: str | None = None, assume_sustained:
             throughput=sum(t.throughput for t in topics), hottest_topic=hottest.name if hottest else None,
             hottest_topic_share=(hottest.msg_rate / total_rate) if hottest and total_rate else 0.0,
             modular=_describe(modular.get(name)), extensible=_describe(extensible.get(name)),
-            triggers=[t.describe() for t in decision.triggered], outcomes=outcomes))
+            triggers=[t.describe() for t in decision.triggered], outcomes=outcomes, extensible_cycle=cycles.get(name)))
     return out
 
 
@@ -127,7 +129,8 @@ def render_text(results: list[BundleSplitWhatIf], snap: Snapshot) -> str:
                       f"{r.throughput / 1048576:,.1f} MiB/s)",
                   f"  triggers: {'; '.join(r.triggers)}",
                   f"  modular (BundleSplitterTask): {r.modular}",
-                  f"  extensible (DefaultNamespaceBundleSplitStrategyImpl): {r.extensible}"]
+                  f"  extensible (DefaultNamespaceBundleSplitStrategyImpl): {r.extensible}"
+                  + (f" at cycle {r.extensible_cycle} of the sustained load" if (r.extensible_cycle or 0) > 1 else "")]
         if r.no_split_helps:
             lines.append(f"  note: topic {r.hottest_topic} carries {r.hottest_topic_share:.0%} of the load; "
                          "no split can relieve this bundle")
