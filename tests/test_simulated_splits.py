@@ -171,3 +171,18 @@ def test_a_split_the_recording_makes_later_takes_over_the_simulated_one_without_
             assert c.rate_served == pytest.approx(c.rate_recorded) and int(c.bundles_owned.sum()) == 3
     assert split == [(int(h.times[0]), HOT)]  # the simulation split first, as Pulsar would have
     assert sim.bundles.size == 4  # the halves used the recording's own slots: no bundle counted twice
+
+
+@pytest.mark.parametrize("split_every, shed_every, first", [(1, 5, 5), (5, 1, 15), (2, 3, 6), (1, 1, 3)])
+def test_the_extensible_brokers_check_for_splits_every_split_interval_whatever_the_shedding_interval(
+        split_every, shed_every, first):
+    """SplitScheduler runs at its own fixed rate from the first cycle on: a bundle hot from the start splits at the
+    fourth check (hit count 3), in the shedding cycle the check falls in (minute 3 of checks a minute: the cycle at
+    minute 5 of cycles five minutes apart). It once checked once a shedding cycle: minute 15 and 9 for the first and
+    third."""
+    h, m = cluster()
+    config = PulsarConfig().overridden(loadBalancerSplitIntervalMinutes=split_every,
+                                       loadBalancerSheddingIntervalMinutes=shed_every)
+    sim = engine(h, m, strategy="TransferShedder", config=config, topics=topic_rows())
+    cycles = [sim.step(int(t)) for t in h.cycle_times(shed_every)[:20]]
+    assert [k * shed_every for k, c in enumerate(cycles) if c.splits] == [first]  # minutes after the first cycle

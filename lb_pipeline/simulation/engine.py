@@ -85,6 +85,7 @@ class Simulation:
         # the leader samples each bundle about once a minute (a broker report each): a cycle of N minutes is N samples
         self.samples_per_cycle = cycle_minutes(self.config)
         self.bundle_index = self.bundles.index
+        self._next_split: int | None = None  # when the extensible brokers' SplitScheduler checks next (ms)
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
@@ -160,10 +161,27 @@ class Simulation:
             moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload", u.swap))
         wmax, served = self._weighted_max(self._usage_live, self._limits_live), self._served  # what shedding saw
         shed = any(m["kind"] == "unload" for m in moves)
-        splits = self._split(i, recorded, traffic, None if shed else load, live_idx, state, view, moves) \
-            if self.splits is not None and not self.anchored else []
+        splits: list[dict] = []
+        for _ in range(self._split_checks(t) if self.splits is not None and not self.anchored else 0):
+            if splits:  # the children are new bundles: their traffic, and the leader's LoadData again
+                traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
+            splits += self._split(i, recorded, traffic, None if shed or splits else load, live_idx, state, view, moves)
         rate_recorded = float(recorded[h.present[i]][:, :2].sum())
         return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, moves, splits)
+
+    def _split_checks(self, t: int) -> int:
+        """Split checks due by ``t``: the modular leader's one a cycle (``ModularLoadManagerImpl.updateAll``), the
+        extensible brokers' ``SplitScheduler`` one every ``loadBalancerSplitIntervalMinutes`` from the first cycle on,
+        none or several a cycle (at 0 or less it cannot start: one a cycle, and ``run.split_notes`` says so)."""
+        every = self.splits.config.get_int("loadBalancerSplitIntervalMinutes")
+        if not self.splits.extensible or every <= 0:
+            return 1
+        self._next_split = t if self._next_split is None else self._next_split
+        due = 0
+        while self._next_split <= t:
+            due += 1
+            self._next_split += every * 60_000
+        return due
 
     def _split(self, i, recorded, traffic, load, live_idx, state, view, moves) -> list[dict]:
         """The cycle's splits, after shedding (``splitting``): children start on the parent's owner and are unloaded

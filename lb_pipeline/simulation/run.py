@@ -106,8 +106,6 @@ def split_notes(sim: Simulation, splits: Splits | None, done: list[dict], cfg: P
         out.append(f"loadBalancerSplitIntervalMinutes={every}: a broker on ExtensibleLoadManagerImpl cannot start with "
                    "it (SplitScheduler's scheduleAtFixedRate refuses a period of 0 or less); the split check ran once "
                    "per shedding cycle")
-    elif splits.extensible and every != cfg.get_int("loadBalancerSheddingIntervalMinutes"):
-        out.append("the split check ran once per shedding cycle, not every loadBalancerSplitIntervalMinutes")
     if sim.bundles.approximated:
         out.append(f"no topic-level stats for {', '.join(sorted(sim.bundles.approximated)[:3])}"
                    f"{' …' if len(sim.bundles.approximated) > 3 else ''}: its split children carry their share of "
