@@ -163,9 +163,10 @@ class Simulation:
         shed = any(m["kind"] == "unload" for m in moves)
         splits: list[dict] = []
         for _ in range(self._split_checks(t) if self.splits is not None and not self.anchored else 0):
-            if splits:  # the children are new bundles: their traffic, and the leader's LoadData again
+            done = self._split(i, recorded, traffic, None if shed or splits else load, live_idx, state, view, moves)
+            if done:  # the children are new bundles: their traffic (and the leader's LoadData, rebuilt when None)
                 traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
-            splits += self._split(i, recorded, traffic, None if shed or splits else load, live_idx, state, view, moves)
+            splits += done
         rate_recorded = float(recorded[h.present[i]][:, :2].sum())
         return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, moves, splits)
 
