@@ -1,5 +1,8 @@
 """Gold replays checked against the bronze inputs of the same snapshots."""
 
+import re
+from datetime import timedelta
+
 import pytest
 
 from lb_pipeline.model.bundles import parse_range
@@ -15,8 +18,16 @@ def test_every_strategy_replayed_and_decisions_are_sound(lake, spark):
     live = {(r.snapshot_ts, b) for r in lake.read(spark, "bronze", "snapshots", DEMO_DAY).collect() for b in r.brokers}
     rows = decisions.collect()
     assert rows
+    times = sorted(live_ts for live_ts, _ in live)
+    gap = min(b - a for a, b in zip(times, times[1:]) if b > a)
     for r in rows:
         assert (r.snapshot_ts, r.broker, r.bundle) in owned
+        # the cycle that unloaded, within the snapshot's window (its load held until the next snapshot)
+        cycles, minutes, cycle = map(int, re.fullmatch(
+            r"the snapshot's load held for up to (\d+) shedding cycle\(s\) of (\d+) min; unloads at cycle (\d+)",
+            r.cycle_note).groups())
+        assert cycle <= cycles and cycles * timedelta(minutes=minutes) <= gap
+        assert r.unload_ts == r.snapshot_ts + (cycle - 1) * timedelta(minutes=minutes)
         if r.destination is not None:
             assert (r.snapshot_ts, r.destination) in live and r.destination != r.broker
         assert r.command.startswith("pulsar-admin namespaces unload ")

@@ -170,8 +170,10 @@ def shedding_decisions(read: Read) -> DataFrame:
     # but TransferShedder checks only the overloaded broker's bundles, not those it swaps back in exchange ("swap")
     grace_minutes = per_cluster(cluster_configs(read("bronze", "config"), read("bronze", "snapshots")),
                                 lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"), ts="snapshot_ts")
-    previous = F.lag("snapshot_ts").over(Window.partitionBy("cluster", "strategy", "bundle").orderBy("snapshot_ts"))
-    minutes_since = (F.unix_millis("snapshot_ts") - F.unix_millis(previous)) / 60_000.0
+    # at the cycle that unloaded (a snapshot's load holds a cycle a minute or so); a lake written before: the snapshot
+    at = F.coalesce("unload_ts", "snapshot_ts") if "unload_ts" in df.columns else F.col("snapshot_ts")
+    previous = F.lag(at).over(Window.partitionBy("cluster", "strategy", "bundle").orderBy(at))
+    minutes_since = (F.unix_millis(at) - F.unix_millis(previous)) / 60_000.0
     return (df.join(owned, [*KEYS, "broker", "bundle"], "left").fillna({"source_owns_bundle": False})
             .join(dest, [*KEYS, "destination"], "left")
             .withColumn("destination_live", F.col("destination").isNull() | F.coalesce("destination_live", F.lit(False)))

@@ -2,11 +2,12 @@
 
 The algorithms are the pure-Python modules of ``lb_pipeline.algorithms``; Spark applies them per group with
 ``applyInPandas``: per snapshot for split boundaries (topic rows of hot bundles only), per cluster in time order
-for the strategies that carry state from cycle to cycle (shedders, the extensible split trigger). The shedders and
-the modular split trigger run one cycle per snapshot: with hourly snapshots, hit counts and EMAs advance once an
-hour instead of once a minute. The extensible split trigger runs as many cycles as fit before the next snapshot,
-on the snapshot's load (``algorithms/splits/held.py``): its hit counts are minutes, not hours. The tables say
-which in ``cycle_note``.
+for the strategies that carry state from cycle to cycle (shedders, the extensible split trigger). A snapshot's load
+holds for the cycles Pulsar runs before the next snapshot (one every ``loadBalancerSheddingIntervalMinutes`` /
+``loadBalancerSplitIntervalMinutes``), so hit counts and EMAs advance once a minute, not once a snapshot: each
+shedder until its first cycle that unloads (``algorithms/shedding/held.py``), the extensible split trigger through
+the window (``algorithms/splits/held.py``). The modular split trigger keeps nothing between cycles and runs one
+cycle per snapshot. The tables say which in ``cycle_note``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
+from lb_pipeline.algorithms.shedding.held import held_cycles
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
-from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular, topic_counts
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
@@ -48,18 +50,39 @@ def _at(config: PulsarConfig | ClusterConfigs, cluster: str | None, ts) -> Pulsa
     return ClusterConfigs.of_any(config).at(cluster, _ms(ts))
 
 
+def _windows(times: list, configs: PulsarConfig | ClusterConfigs, cluster: str, interval) -> dict:
+    """Snapshot time → the cycles of ``interval(config)`` minutes its load holds: to the next snapshot, the last as
+    long as the one before it (the collector's cadence), a lone snapshot for a day (the replays may stop
+    earlier)."""
+    gaps = [(b - a).total_seconds() / 60 for a, b in zip(times, times[1:])]
+    gaps = gaps + gaps[-1:] if gaps else [DAY_MINUTES]
+    return {ts: max(1, int(gap // interval(_at(configs, cluster, ts)))) for ts, gap in zip(times, gaps)}
+
+
+def _split_interval(config: PulsarConfig) -> int:  # minutes; an extensible broker with 0 or less does not start
+    return max(1, config.get_int("loadBalancerSplitIntervalMinutes"))
+
+
+def _shedding_interval(config: PulsarConfig) -> int:  # minutes; with 0 or less the leader's task cannot be scheduled
+    return max(1, config.get_int("loadBalancerSheddingIntervalMinutes"))
+
+
 SHEDDING_SCHEMA = (
     "cluster string, snapshot_ts timestamp, snapshot_date string, strategy string, broker string, bundle string, "
     "destination string, reason string, metric string, value double, threshold double, amount double, "
-    "amount_unit string, bundle_load double, command string, cycle_note string, swap boolean, leader_ran boolean"
+    "amount_unit string, bundle_load double, command string, cycle_note string, swap boolean, leader_ran boolean, "
+    "unload_ts timestamp"
 )  # swap: a bundle TransferShedder sends back in exchange (Pulsar checks no grace period for it); leader_ran: the
-# strategy is the one the leader ran at that snapshot (model.at_start)
+# strategy is the one the leader ran at that snapshot (model.at_start); unload_ts: the time of the cycle that unloaded
+# (the snapshot's load held a cycle every loadBalancerSheddingIntervalMinutes: algorithms/shedding/held.py)
 
 
 @collector_paused()  # 6.8 → 5.5 s of CPU for the day of preset M
 def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, seed: int) -> pd.DataFrame:
     modular, transfer, derived = {}, TransferShedder(), DerivedLoadState()
     out = []
+    windows = {cluster: _windows(sorted(set(times)), configs, cluster, _shedding_interval)
+               for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
         config = _at(configs, cluster, ts)
         ran = configured_strategy(config)
@@ -75,18 +98,25 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         load = LoadData(reports, ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE)))
         now = _ms(ts)
         state = ClusterState(list(reports), isolation_policies(isolation), groups, ri.meta(snap, "domains", "{}"))
-        results = [(name, run.run_cycle(load, config, now, state)) for name, run in modular.items()]
-        ext = derive_from_modular(reports, config, now, derived, groups, ownership)
-        results.append(("TransferShedder", transfer.run_cycle(ext, config, now)))
-        for name, result in results:
-            for u in result.unloads:
+        runs = {name: (lambda at, run=run: run.run_cycle(load, config, at, state)) for name, run in modular.items()}
+        # each reporter updates its BrokerLoadData as it goes: derived again for every cycle (EMA one step a cycle)
+        topics = topic_counts(reports)
+        runs["TransferShedder"] = lambda at: transfer.run_cycle(
+            derive_from_modular(reports, config, at, derived, groups, ownership, topics), config, at)
+        cycles, interval = windows[cluster][ts], _shedding_interval(config)
+        held_note = f"the snapshot's load held for up to {cycles} shedding cycle(s) of {interval} min"
+        for name, run in runs.items():
+            held = held_cycles(run, now, cycles, interval * 60_000)
+            for u in held.result.unloads:
                 ns, rng = u.bundle.rsplit("/", 1)
                 out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "strategy": name,
                             "broker": u.broker, "bundle": u.bundle, "destination": u.destination, "reason": u.reason,
                             "metric": u.metric, "value": float(u.value), "threshold": float(u.threshold),
                             "amount": float(u.amount), "amount_unit": u.amount_unit, "bundle_load": float(u.bundle_load),
-                            "command": commands.unload_bundle(ns, rng, u.destination), "cycle_note": CYCLE_NOTE,
-                            "swap": u.swap, "leader_ran": name == ran})
+                            "command": commands.unload_bundle(ns, rng, u.destination),
+                            "cycle_note": f"{held_note}; unloads at cycle {held.cycle}",
+                            "swap": u.swap, "leader_ran": name == ran,
+                            "unload_ts": ts + pd.Timedelta(minutes=(held.cycle - 1) * interval)})
     return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SHEDDING_SCHEMA.split(", ")])
 
 
@@ -127,24 +157,12 @@ SPLIT_TRIGGER_SCHEMA = (
 )
 
 
-def _split_windows(times: list, configs: PulsarConfig | ClusterConfigs, cluster: str) -> dict:
-    """Snapshot time → the split cycles its load holds: to the next snapshot, the last as long as the one before it
-    (the collector's cadence), a lone snapshot for a day (the window stops once the trigger settles)."""
-    gaps = [(b - a).total_seconds() / 60 for a, b in zip(times, times[1:])]
-    gaps = gaps + gaps[-1:] if gaps else [DAY_MINUTES]
-    return {ts: max(1, int(gap // _split_interval(_at(configs, cluster, ts)))) for ts, gap in zip(times, gaps)}
-
-
-def _split_interval(config: PulsarConfig) -> int:  # minutes; an extensible broker with 0 or less does not start
-    return max(1, config.get_int("loadBalancerSplitIntervalMinutes"))
-
-
 @collector_paused()  # 2.6 → 2.2 s
 def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
     strategies: dict[str, ExtensibleSplitStrategy] = {}
     started: dict[str, object] = {}  # broker → the startTimestamp its split strategy was created under
     out = []
-    windows = {cluster: _split_windows(sorted(set(times)), configs, cluster)
+    windows = {cluster: _windows(sorted(set(times)), configs, cluster, _split_interval)
                for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
         config = _at(configs, cluster, ts)

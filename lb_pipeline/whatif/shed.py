@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, STRATEGIES, ModularShedding, apply_unloads
+from lb_pipeline.algorithms.shedding.held import held_cycles
 from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, derive_from_modular
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.model.load_manager import configured_strategy, legacy_reason
@@ -61,10 +62,8 @@ def whatif_shed(snap: Snapshot, strategies: list[str], seed: int = 0, assume_sus
             hits, capped = "loadBalancerSheddingConditionHitCountThreshold", []
             threshold = snap.config.get_int(hits)
             cycles = sustained_cycles(threshold + 1, f"{hits}={threshold}", capped) if assume_sustained else 1
-            for _ in range(cycles):
-                result = shedder.find_bundles_for_unloading(ext, snap.config, snap.timestamp_ms)
-                if result.unloads:
-                    break
+            result = held_cycles(lambda _now: shedder.find_bundles_for_unloading(ext, snap.config, snap.timestamp_ms),
+                                 snap.timestamp_ms, cycles, 60_000).result
             result.notes[:0] = [f"input: {ext.source}", *capped]
         elif name in MODULAR_STRATEGIES:
             run = ModularShedding.named(name, snap.config, seed)
@@ -73,10 +72,8 @@ def whatif_shed(snap: Snapshot, strategies: list[str], seed: int = 0, assume_sus
                 high, low = (snap.config.get_int(f"loadBalancerAvgShedderHitCount{x}Threshold") for x in ("High", "Low"))
                 cycles = sustained_cycles(max(high, low), f"loadBalancerAvgShedderHitCount{{High,Low}}Threshold={high},{low}",
                                           capped)
-            for i in range(cycles):
-                result = run.run_cycle(load, snap.config, snap.timestamp_ms + i * 60_000, snap.cluster_state())
-                if result.unloads:
-                    break
+            result = held_cycles(lambda now: run.run_cycle(load, snap.config, now, snap.cluster_state()),
+                                 snap.timestamp_ms, cycles, 60_000).result
             result.notes[:0] = capped
         else:
             raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")

@@ -102,7 +102,8 @@ class LeastResourceUsageWithWeight:
     name: str = "LeastResourceUsageWithWeight"
 
     def on_active_brokers_change(self, active) -> None:
-        self.history = {b: u for b, u in self.history.items() if b in set(active)}
+        keep = set(active)
+        self.history = {b: u for b, u in self.history.items() if b in keep}
 
     def best(self, candidates: list[str], load: LoadData, config: PulsarConfig, preallocated: dict | None = None) -> list[str]:
         if not candidates:

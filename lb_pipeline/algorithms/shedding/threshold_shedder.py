@@ -23,7 +23,8 @@ class ThresholdShedder:
     name: str = NAME
 
     def on_active_brokers_change(self, active) -> None:
-        self.history = {b: u for b, u in self.history.items() if b in set(active)}
+        keep = set(active)
+        self.history = {b: u for b, u in self.history.items() if b in keep}
 
     def _update_all(self, frame, config: PulsarConfig) -> float:
         """``getBrokerAvgUsage``: one EMA step per broker, summed in map order."""

@@ -138,8 +138,9 @@ class DerivedLoadState:
 
 def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_ms: int,
                         state: DerivedLoadState | None = None, groups: Mapping[str, str | None] | None = None,
-                        owners: Mapping[str, str] | None = None) -> ExtensibleLoad:
-    """``BrokerLoadData`` and top-k bundles as the extensible reporter would publish them for these brokers."""
+                        owners: Mapping[str, str] | None = None, topics: Mapping[str, int] | None = None) -> ExtensibleLoad:
+    """``BrokerLoadData`` and top-k bundles as the extensible reporter would publish them for these brokers.
+    ``topics`` (broker → its topic count, :func:`topic_counts`) spares counting them again for the same reports."""
     state = state or DerivedLoadState()
     k = config.get_int("loadBalancerMaxNumberOfBundlesInBundleLoadReport")
     with_policies = {ns for ns, g in (groups or {}).items() if g}
@@ -150,11 +151,16 @@ def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_m
                  for res in RESOURCES}
         data = state.brokers.setdefault(b, BrokerLoadData())
         data.update(usage, r.get("msgThroughputIn", 0.0), r.get("msgThroughputOut", 0.0), r.get("msgRateIn", 0.0),
-                    r.get("msgRateOut", 0.0), len(stats), _topic_count(stats), config, now_ms)
+                    r.get("msgRateOut", 0.0), len(stats), topics[b] if topics else _topic_count(stats), config, now_ms)
         brokers[b] = data.to_json()
     return ExtensibleLoad(brokers, TopBundles(last_stats, k, with_policies, config), list(reports),
                           owners if owners is not None else {}, with_policies,
                           source="derived from the modular LocalBrokerData")
+
+
+def topic_counts(reports: Mapping[str, dict]) -> dict[str, int]:
+    """Broker → the topics of its ``lastStats`` (what ``derive_from_modular`` reports as ``topics``)."""
+    return {b: _topic_count(r.get("lastStats") or {}) for b, r in reports.items()}
 
 
 def _topic_count(stats: Mapping[str, Mapping]) -> int:
