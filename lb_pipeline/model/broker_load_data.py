@@ -28,6 +28,10 @@ class BrokerLoadData:
     weightedMaxEMA: float = 1.0
     msgThroughputEMA: float = 0.0
     updatedAt: int = 0
+    reportedAt: int = 0  # when the reporter last wrote it to the load data store (``BrokerLoadDataReporter``)
+    # the last update's weighted max and throughput: what a report with the same inputs averages in again (``step``)
+    weightedMax: float = field(default=1.0, repr=False, compare=False)
+    throughput: float = field(default=0.0, repr=False, compare=False)
 
     def update(self, usage: Mapping[str, tuple[float, float]], msg_throughput_in: float, msg_throughput_out: float,
                msg_rate_in: float, msg_rate_out: float, bundle_count: int, topics: int, config: Mapping[str, str],
@@ -42,18 +46,30 @@ class BrokerLoadData:
         w = Weights.from_config(config)
         weighted = _java_max((pct["cpu"] * w.cpu, pct["memory"] * w.memory, pct["directMemory"] * w.direct_memory,
                               pct["bandwidthIn"] * w.bandwidth_in, pct["bandwidthOut"] * w.bandwidth_out)) / 100.0
+        self.weightedMax, self.throughput = weighted, self.msgThroughputIn + self.msgThroughputOut
+        if self.updatedAt == 0:
+            self.weightedMaxEMA, self.msgThroughputEMA = weighted, self.throughput
+            self.updatedAt = int(now_ms)
+            return self
+        return self.step(config, now_ms)
+
+    def step(self, config: Mapping[str, str], now_ms: int) -> "BrokerLoadData":
+        """``update`` again with the inputs of the last one: only the averages and ``updatedAt`` move (a reporter
+        runs every 5 s; between two snapshots the inputs are the same)."""
         h = float(config.get("loadBalancerHistoryResourcePercentage", 0.9))
-        throughput = self.msgThroughputIn + self.msgThroughputOut
-        first = self.updatedAt == 0
-        self.weightedMaxEMA = weighted if first else self.weightedMaxEMA * h + (1.0 - h) * weighted
-        self.msgThroughputEMA = throughput if first else self.msgThroughputEMA * h + (1.0 - h) * throughput
+        self.weightedMaxEMA = self.weightedMaxEMA * h + (1.0 - h) * self.weightedMax
+        self.msgThroughputEMA = self.msgThroughputEMA * h + (1.0 - h) * self.throughput
         self.updatedAt = int(now_ms)
         return self
+
+    def clear(self) -> None:
+        """``clear``: back to the values before any update (the next update seeds both averages again)."""
+        self.__init__()
 
     def to_json(self) -> dict:
         """The JSON a broker publishes (``loadbalance/broker-load-data`` topic), as TransferShedder reads it."""
         out = {r: {"usage": u, "limit": lim} for r, (u, lim) in self.usage.items()}
         out.update({k: getattr(self, k) for k in ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
                                                   "bundleCount", "topics", "maxResourceUsage", "weightedMaxEMA",
-                                                  "msgThroughputEMA", "updatedAt")})
+                                                  "msgThroughputEMA", "updatedAt", "reportedAt")})
         return out

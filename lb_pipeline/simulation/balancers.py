@@ -72,7 +72,10 @@ class Transfer(Balancer):
 
     def unloads(self, load, config, now_ms, state, view):
         ext = derive_from_modular(load.brokers, config, now_ms, self.derived, state.groups, view["owners"])
-        return self.shedder.run_cycle(ext, config, now_ms).unloads
+        unloads = self.shedder.run_cycle(ext, config, now_ms).unloads
+        for u in unloads:  # the brokers a bundle leaves or joins clear their reporters' data (handleEvent)
+            self.derived.moved(u.broker, u.destination, now_ms)
+        return unloads
 
 
 class Frozen(Balancer):

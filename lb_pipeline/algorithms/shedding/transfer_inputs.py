@@ -2,7 +2,8 @@
 
 A cluster on the extensible load manager publishes both (``lb/broker-load-data``, ``lb/top-bundles``); for a
 modular cluster :func:`derive_from_modular` computes what its brokers *would* publish from their
-``LocalBrokerData`` (``BrokerLoadData.update`` each snapshot, ``TopKBundles.update`` over ``lastStats``) — what a
+``LocalBrokerData`` (each broker's ``BrokerLoadData`` as its reporter writes it, ``model.load_reporter``;
+``TopKBundles.update`` over ``lastStats``) — what a
 user migrating to the extensible load manager wants to see — and the result says which input was used.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lb_pipeline.algorithms.shedding.frame import is_system_namespace, namespace_of
-from lb_pipeline.model.broker_load_data import BrokerLoadData
+from lb_pipeline.model.load_reporter import LoadDataReporter
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import RESOURCES
 
@@ -131,9 +132,16 @@ def top_k_bundles(stats: Mapping[str, Mapping], k: int, with_policies: set[str],
 
 @dataclass
 class DerivedLoadState:
-    """Each broker's ``BrokerLoadData`` as its reporter would have updated it, once per snapshot."""
+    """Each broker's reporter (``model.load_reporter``): its ``BrokerLoadData`` updated every 5 s, and what it last
+    wrote to the store TransferShedder reads."""
 
-    brokers: dict[str, BrokerLoadData] = field(default_factory=dict)
+    brokers: dict[str, LoadDataReporter] = field(default_factory=dict)
+
+    def moved(self, source: str, destination: str | None, now_ms: int) -> None:
+        """A bundle unloaded from ``source`` to ``destination``: both brokers' reporters clear their data."""
+        for broker in (source, destination):
+            if broker in self.brokers:
+                self.brokers[broker].clear(now_ms)
 
 
 def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_ms: int,
@@ -149,10 +157,11 @@ def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_m
         stats = last_stats[b] = r.get("lastStats") or {}
         usage = {res: (float((r.get(res) or {}).get("usage", 0.0)), float((r.get(res) or {}).get("limit", 0.0)))
                  for res in RESOURCES}
-        data = state.brokers.setdefault(b, BrokerLoadData())
-        data.update(usage, r.get("msgThroughputIn", 0.0), r.get("msgThroughputOut", 0.0), r.get("msgRateIn", 0.0),
-                    r.get("msgRateOut", 0.0), len(stats), topics[b] if topics else _topic_count(stats), config, now_ms)
-        brokers[b] = data.to_json()
+        stored = state.brokers.setdefault(b, LoadDataReporter()).report(
+            (usage, r.get("msgThroughputIn", 0.0), r.get("msgThroughputOut", 0.0), r.get("msgRateIn", 0.0),
+             r.get("msgRateOut", 0.0), len(stats), topics[b] if topics else _topic_count(stats)), config, now_ms)
+        if stored is not None:  # a broker whose data was just removed is missing from the store until it reports
+            brokers[b] = stored
     return ExtensibleLoad(brokers, TopBundles(last_stats, k, with_policies, config), list(reports),
                           owners if owners is not None else {}, with_policies,
                           source="derived from the modular LocalBrokerData")

@@ -1,0 +1,84 @@
+"""A broker's ``BrokerLoadDataReporter`` (``model/load_reporter.py``): what reaches the store TransferShedder reads."""
+
+import math
+
+from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_reporter import LoadDataReporter, percent_change
+from tests.test_shedding_held import MINUTE, _transfer_reports
+
+SECOND = 1000
+T0 = 1_768_435_200_000  # 2026-01-15T00:00Z: a clock's time (Pulsar reads 0 as "never")
+
+
+def _inputs(cpu: float, rate: float = 1000.0, bundles: int = 4) -> tuple:
+    usage = {"cpu": (cpu, 100.0), "memory": (0.0, 100.0), "directMemory": (0.0, 100.0),
+             "bandwidthIn": (0.0, 100.0), "bandwidthOut": (0.0, 100.0)}
+    return usage, 1e6, 0.0, rate, 0.0, bundles, 10
+
+
+def test_a_jump_reaches_the_store_one_step_in_and_the_rest_only_at_the_next_timed_write():
+    config, reporter = PulsarConfig(), LoadDataReporter()
+    h = config.get_float("loadBalancerHistoryResourcePercentage")
+    reporter.report(_inputs(20), config, T0)  # written at once: never written before
+    assert reporter.stored["weightedMaxEMA"] == reporter.local.weightedMax
+    start = T0 + 10 * MINUTE
+    stored = reporter.report(_inputs(20), config, start)
+    ema = stored["weightedMaxEMA"]
+    after = reporter.report(_inputs(90), config, start + MINUTE)  # max usage +70 points: written at the first run
+    jumped = reporter.local.weightedMax
+    assert after["weightedMaxEMA"] == ema * h + (1 - h) * jumped and after["updatedAt"] == start + 5 * SECOND
+    # the local average steps every 5 s; the store keeps the first step until 15 min after that write
+    written = start + 5 * SECOND
+    expected = after["weightedMaxEMA"]
+    for now in range(start + 2 * MINUTE, written + 15 * MINUTE, MINUTE):
+        assert reporter.report(_inputs(90), config, now) is after or reporter.stored == after
+    assert reporter.stored["weightedMaxEMA"] == after["weightedMaxEMA"]
+    later = reporter.report(_inputs(90), config, written + 16 * MINUTE)
+    for _ in range((15 * MINUTE) // (5 * SECOND) + 1):  # the runs after the write, up to the next
+        expected = expected * h + (1 - h) * jumped
+    assert later["updatedAt"] == written + 15 * MINUTE + 5 * SECOND and later["weightedMaxEMA"] == expected
+
+
+def test_a_change_is_written_only_past_the_threshold_percentage():
+    config, reporter = PulsarConfig(), LoadDataReporter()
+    reporter.report(_inputs(20, rate=1000.0), config, T0)
+    first = reporter.stored
+    assert reporter.report(_inputs(20, rate=1090.0), config, T0 + MINUTE) is first  # +9 % message rate
+    assert reporter.report(_inputs(20, rate=1210.0), config, T0 + 2 * MINUTE) is not first  # +21 % of the written 1000
+    assert percent_change(0.0, 0.0) == 0.0 and math.isinf(percent_change(0.0, 1.0))
+
+
+def test_a_bundle_moving_clears_the_data_and_the_next_run_writes_it_again_seeded():
+    config, reporter = PulsarConfig(), LoadDataReporter()
+    for now in (T0, T0 + MINUTE, T0 + 2 * MINUTE):
+        reporter.report(_inputs(20 + 30 * (now > T0)), config, now)
+    assert reporter.stored["weightedMaxEMA"] != reporter.local.weightedMax  # smoothed
+    reporter.clear(T0 + 2 * MINUTE)
+    assert reporter.stored is None
+    stored = reporter.report(_inputs(50), config, T0 + 2 * MINUTE + 5 * SECOND)
+    assert stored["weightedMaxEMA"] == reporter.local.weightedMax  # seeded again, not smoothed
+    reporter.clear(T0 + 2 * MINUTE + 7 * SECOND)  # removed at most once every 10 s
+    assert reporter.stored is stored
+
+
+def test_transfer_shedder_waits_for_data_written_after_its_cool_down_which_a_held_load_writes_only_when_timed():
+    config, reports = PulsarConfig(), _transfer_reports()
+    delay = config.get_int("loadBalanceSheddingDelayInSeconds") * SECOND
+    shedder, derived = TransferShedder(), DerivedLoadState()
+
+    def cycle(now):
+        result = shedder.run_cycle(derive_from_modular(reports, config, now, derived), config, now)
+        for u in result.unloads:
+            derived.moved(u.broker, u.destination, now)
+        return result
+
+    unloaded = next(now for now in range(T0, T0 + 60 * MINUTE, MINUTE) if cycle(now).unloads)
+    rewritten = unloaded + 5 * SECOND  # the first run after the unload writes the cleared data again
+    # the next write of an unchanged load is the timed one, 15 min on: until then the source broker cools down
+    for now in range(unloaded + MINUTE, rewritten + 15 * MINUTE, MINUTE):
+        result = cycle(now)
+        assert not result.unloads and [s.reason for s in result.skips] == ["CoolDown"], now
+    assert delay < 15 * MINUTE
+    assert "CoolDown" not in [s.reason for s in cycle(rewritten + 15 * MINUTE + MINUTE).skips]
