@@ -71,7 +71,7 @@ def test_transfer_shedder_waits_for_data_written_after_its_cool_down_which_a_hel
     def cycle(now):
         result = shedder.run_cycle(derive_from_modular(reports, config, now, derived), config, now)
         for u in result.unloads:
-            derived.moved(u.broker, u.destination, now)
+            derived.changed((u.broker, u.destination), now)
         return result
 
     unloaded = next(now for now in range(T0, T0 + 60 * MINUTE, MINUTE) if cycle(now).unloads)
@@ -82,3 +82,35 @@ def test_transfer_shedder_waits_for_data_written_after_its_cool_down_which_a_hel
         assert not result.unloads and [s.reason for s in result.skips] == ["CoolDown"], now
     assert delay < 15 * MINUTE
     assert "CoolDown" not in [s.reason for s in cycle(rewritten + 15 * MINUTE + MINUTE).skips]
+
+
+def test_the_simulation_clears_the_reporters_of_the_brokers_a_move_touches_and_starts_a_restarted_ones_afresh():
+    """Every orphan placed, unload and split in a simulated cycle is a bundle leaving or arriving on a broker
+    (``handleEvent``); a broker that restarted or left runs a new reporter when it reports again."""
+    from tests.simulated import history_and_model
+    from tests.test_simulation import EVENTFUL, UNSPLIT
+
+    from lb_pipeline.simulation.balancers import make_balancer
+    from lb_pipeline.simulation.engine import Simulation
+    from lb_pipeline.simulation.run import run_config
+
+    history, model = history_and_model(**EVENTFUL)
+    config = run_config(UNSPLIT, {})[0]
+    balancer = make_balancer("TransferShedder", config, 0)
+    sim = Simulation(history, model, config, balancer)
+    reporters, touched_cycles = dict(balancer.derived.brokers), 0
+    for cycle in sim.run():
+        now = {b: r for b, r in balancer.derived.brokers.items()}
+        touched = {b for m in cycle.moves for b in (m["source"], m["destination"]) if b in now}
+        for broker in touched:  # cleared after the shedder read it: nothing stored until its next run
+            assert now[broker].stored is None and now[broker].local.updatedAt == 0, (cycle.ts, broker)
+        touched_cycles += bool(touched)
+        if cycle.ts == history.times[6]:
+            assert now["broker-2:8080"] is not reporters["broker-2:8080"]  # restarted: a new reporter
+        if cycle.ts >= history.times[8]:
+            assert "broker-1:8080" not in now  # left
+        for broker, reporter in now.items():
+            if broker not in touched and broker in reporters and cycle.ts != history.times[6]:
+                assert reporter is reporters[broker] and reporter.stored is not None
+        reporters = now
+    assert touched_cycles >= 3  # the placements at the join, the restart and the departure at least

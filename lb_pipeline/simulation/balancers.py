@@ -42,6 +42,12 @@ class Balancer:
         """The leader runs a new load manager (another broker leads, or it restarted): the state its strategies kept
         in memory is gone (``model.at_start``). The baselines keep none."""
 
+    def brokers_restarted(self, brokers: set[str]) -> None:
+        """These brokers restarted or are down: what each broker's own process kept is gone."""
+
+    def bundles_changed(self, brokers: set[str], now_ms: int) -> None:
+        """Bundles left, arrived on or split on these brokers this cycle."""
+
 
 class Modular(Balancer):
     def __init__(self, strategy: str, config: PulsarConfig, seed: int, placement: str | None = None):
@@ -72,10 +78,16 @@ class Transfer(Balancer):
 
     def unloads(self, load, config, now_ms, state, view):
         ext = derive_from_modular(load.brokers, config, now_ms, self.derived, state.groups, view["owners"])
-        unloads = self.shedder.run_cycle(ext, config, now_ms).unloads
-        for u in unloads:  # the brokers a bundle leaves or joins clear their reporters' data (handleEvent)
-            self.derived.moved(u.broker, u.destination, now_ms)
-        return unloads
+        return self.shedder.run_cycle(ext, config, now_ms).unloads
+
+    def brokers_restarted(self, brokers):  # each broker runs its own reporter: a new process starts it afresh
+        for broker in brokers:
+            self.derived.brokers.pop(broker, None)
+
+    def bundles_changed(self, brokers, now_ms):
+        """Each move, placement or split is a bundle leaving (``Releasing``, ``Splitting``) or arriving (``Owned``)
+        on a broker: its reporter clears its data (``BrokerLoadDataReporter.handleEvent``)."""
+        self.derived.changed(brokers, now_ms)
 
 
 class Frozen(Balancer):

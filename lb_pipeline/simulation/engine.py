@@ -135,6 +135,8 @@ class Simulation:
         config = self.config if self.config_at is None else self.config_at(t)
         if new_snapshot and i in self.leader_restarts:  # its strategies start afresh, as the recorded leader's did
             self.balancer.restart(config)
+        if new_snapshot:
+            self.balancer.brokers_restarted(self._restarting | {b for k, b in enumerate(h.brokers) if not h.live[i][k]})
         homeless = ~held_by(self.owner, live_idx, len(h.brokers))
         if new_snapshot and self._restarting:  # a restarted broker comes back empty
             homeless |= held_by(self.owner, [h.brokers.index(b) for b in self._restarting], len(h.brokers))
@@ -167,6 +169,8 @@ class Simulation:
             if done:  # the children are new bundles: their traffic (and the leader's LoadData, rebuilt when None)
                 traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
             splits += done
+        self.balancer.bundles_changed({b for m in moves for b in (m["source"], m["destination"]) if b is not None}
+                                      | {s["broker"] for s in splits}, t)
         rate_recorded = float(recorded[h.present[i]][:, :2].sum())
         return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, moves, splits)
 

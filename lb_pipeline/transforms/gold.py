@@ -123,7 +123,7 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
             held = held_cycles(run, now, cycles, interval * 60_000)
             if name == "TransferShedder":  # the brokers a bundle leaves or joins clear their reporters' data
                 for u in held.result.unloads:
-                    derived.moved(u.broker, u.destination, now + (held.cycle - 1) * interval * 60_000)
+                    derived.changed((u.broker, u.destination), now + (held.cycle - 1) * interval * 60_000)
             for u in held.result.unloads:
                 ns, rng = u.bundle.rsplit("/", 1)
                 out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "strategy": name,

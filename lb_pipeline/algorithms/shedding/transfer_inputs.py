@@ -137,9 +137,9 @@ class DerivedLoadState:
 
     brokers: dict[str, LoadDataReporter] = field(default_factory=dict)
 
-    def moved(self, source: str, destination: str | None, now_ms: int) -> None:
-        """A bundle unloaded from ``source`` to ``destination``: both brokers' reporters clear their data."""
-        for broker in (source, destination):
+    def changed(self, brokers, now_ms: int) -> None:
+        """A bundle left, arrived on or split on each of these brokers: their reporters clear their data."""
+        for broker in brokers:
             if broker in self.brokers:
                 self.brokers[broker].clear(now_ms)
 
