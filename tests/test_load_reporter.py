@@ -114,3 +114,45 @@ def test_the_simulation_clears_the_reporters_of_the_brokers_a_move_touches_and_s
                 assert reporter is reporters[broker] and reporter.stored is not None
         reporters = now
     assert touched_cycles >= 3  # the placements at the join, the restart and the departure at least
+
+
+class _EveryRun:
+    """Pulsar's reporter literally: each run updates the data and writes it when ``needBrokerDataUpdate`` says so
+    (the reference ``LoadDataReporter``'s shortcuts must agree with)."""
+
+    def __init__(self):
+        self.reporter, self.ran_at = LoadDataReporter(), None
+
+    def report(self, inputs, config, now):
+        from lb_pipeline.model.java_values import minutes_to_millis
+
+        period = config.get_int("loadBalancerReportUpdateMinIntervalMillis")
+        max_interval = minutes_to_millis(config.get_int("loadBalancerReportUpdateMaxIntervalMinutes"))
+        r = self.reporter
+        at = now - now % period if self.ran_at is None else self.ran_at + period
+        while at <= now:
+            r.local.update(*inputs, config, at)
+            if at - r.local.reportedAt > max_interval or r._changed(config):
+                r._write(at)
+            self.ran_at, at = at, at + period
+        return r.stored
+
+
+def test_the_reporters_shortcuts_write_what_running_it_every_period_writes():
+    """Only the last write of a call reaches the store, and settled averages jump to the timed writes: the same
+    stored data and averages after every call as running the reporter run by run, for hostile settings too (a
+    period of 1 s with a max interval of 0 wrote at every run, hours a night)."""
+    settings = [{}, {"loadBalancerReportUpdateMaxIntervalMinutes": "0"},
+                {"loadBalancerReportUpdateMaxIntervalMinutes": "-5"},
+                {"loadBalancerReportUpdateThresholdPercentage": "-1"},
+                {"loadBalancerReportUpdateMinIntervalMillis": "1000", "loadBalancerReportUpdateMaxIntervalMinutes": "1"},
+                {"loadBalancerReportUpdateMinIntervalMillis": "7000", "loadBalancerReportUpdateMaxIntervalMinutes": "2",
+                 "loadBalancerHistoryResourcePercentage": "0.5"}]
+    for over in settings:
+        config, fast, slow = PulsarConfig().overridden(**over), LoadDataReporter(), _EveryRun()
+        for k in range(90):
+            now = T0 + k * MINUTE + (k % 7) * 1300
+            inputs = _inputs(20 + 40 * ((k // 30) % 2), rate=1000.0 + 50 * (k // 45))
+            assert fast.report(inputs, config, now) == slow.report(inputs, config, now), (over, k)
+            assert (fast.local.weightedMaxEMA, fast.local.updatedAt, fast.local.reportedAt) == (
+                slow.reporter.local.weightedMaxEMA, slow.reporter.local.updatedAt, slow.reporter.local.reportedAt)
