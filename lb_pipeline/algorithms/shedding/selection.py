@@ -153,9 +153,10 @@ class ModularPlacement:
         group = (state.groups.get(ns) or "").strip()
         if not group:
             return None
+        members = [other for other, g in state.groups.items() if (g or "").lower() == group.lower()]
         counts: dict[str, int] = {}
-        for broker, by_ns in self.ranges(load).items():
-            n = sum(1 for other, r in by_ns.items() if r and (state.groups.get(other) or "").lower() == group.lower())
+        for broker, by_ns in self.ranges(load).items():  # the group's namespaces, not every one a broker holds
+            n = sum(1 for other in members if by_ns.get(other))
             if n:
                 counts[broker] = n
         return counts
@@ -253,9 +254,9 @@ def _allowed_brokers(policy: IsolationPolicy | None, load: LoadData, state: Clus
 def remove_most_servicing_brokers(namespace: str, candidates: list[str], ranges: dict) -> list[str]:
     """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates holding the fewest
     bundle ranges of the namespace (``ranges``: broker → namespace → ranges)."""
-    held = {b: len((ranges.get(b) or {}).get(namespace, ())) for b in candidates}
-    least = min(held.values(), default=0)
-    return [b for b in candidates if held[b] <= least]
+    held = [len(r.get(namespace, ())) if (r := ranges.get(b)) else 0 for b in candidates]
+    least = min(held, default=0)
+    return [b for b, n in zip(candidates, held) if n <= least]
 
 
 def default_bundle_data() -> dict:
