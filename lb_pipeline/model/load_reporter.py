@@ -37,7 +37,8 @@ def percent_change(old: float, new: float) -> float:
     return 100.0 * abs((old - new) / old)
 
 
-def _java_max(a: float, b: float) -> float:
+def _math_max(a: float, b: float) -> float:
+    """Java's ``Math.max``: NaN wins (unlike ``usage._java_max``, a loop where NaN never does)."""
     return math.nan if a != a or b != b else max(a, b)
 
 
@@ -101,8 +102,8 @@ class LoadDataReporter:
     def _changed(self, config: PulsarConfig, last: BrokerLoadData | None = None) -> bool:
         """``needBrokerDataUpdate``'s change test against the data last written (or ``last``)."""
         local, last = self.local, self.last if last is None else last
-        change = _java_max(100.0 * abs(last.maxResourceUsage - local.maxResourceUsage), _java_max(
-            percent_change(last.msgRateIn + last.msgRateOut, local.msgRateIn + local.msgRateOut), _java_max(
+        change = _math_max(100.0 * abs(last.maxResourceUsage - local.maxResourceUsage), _math_max(
+            percent_change(last.msgRateIn + last.msgRateOut, local.msgRateIn + local.msgRateOut), _math_max(
                 percent_change(last.msgThroughputIn + last.msgThroughputOut,
                                local.msgThroughputIn + local.msgThroughputOut),
                 percent_change(float(last.bundleCount), float(local.bundleCount)))))

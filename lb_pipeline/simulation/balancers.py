@@ -81,8 +81,7 @@ class Transfer(Balancer):
         return self.shedder.run_cycle(ext, config, now_ms).unloads
 
     def brokers_restarted(self, brokers):  # each broker runs its own reporter: a new process starts it afresh
-        for broker in brokers:
-            self.derived.brokers.pop(broker, None)
+        self.derived.restarted(brokers)
 
     def bundles_changed(self, brokers, now_ms):
         """Each move, placement or split is a bundle leaving (``Releasing``, ``Splitting``) or arriving (``Owned``)

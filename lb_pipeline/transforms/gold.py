@@ -104,8 +104,7 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         modular = modular or {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
         brokers = ri.of_kind(snap, "broker", ri.BROKER)
         reports = ri.reports(brokers, ri.of_kind(snap, "bundle", ri.BUNDLE))
-        for broker in _restarted(brokers, started):  # a restarted broker's reporter starts afresh
-            derived.brokers.pop(broker, None)
+        derived.restarted(_restarted(brokers, started))  # a restarted broker's reporter starts afresh
         ownership = {r["bundle"]: r["broker"] for r in ri.meta(snap, "ownership", "[]")}
         groups = ri.meta(snap, "groups", "{}")
         isolation = {name: json.loads(policy) for name, policy in ri.meta(snap, "isolation", "{}").items()}

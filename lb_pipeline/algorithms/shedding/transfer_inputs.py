@@ -137,6 +137,11 @@ class DerivedLoadState:
 
     brokers: dict[str, LoadDataReporter] = field(default_factory=dict)
 
+    def restarted(self, brokers) -> None:
+        """These brokers restarted (or left): each runs a new reporter when it reports again."""
+        for broker in brokers:
+            self.brokers.pop(broker, None)
+
     def changed(self, brokers, now_ms: int) -> None:
         """A bundle left, arrived on or split on each of these brokers: their reporters clear their data."""
         for broker in brokers:
