@@ -14,7 +14,7 @@ import dagster as dg
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.quality import views
 from lb_pipeline.quality.results import SCHEMA, result_rows
-from lb_pipeline.quality.runner import only_what_the_suite_reads, validate
+from lb_pipeline.quality.runner import validate_all
 from lb_pipeline.spark.lake import LAYERS
 
 
@@ -46,17 +46,13 @@ def _layer_checks(layer: str) -> dg.AssetChecksDefinition:
         day = context.run.tags.get("dagster/partition")
         s, lk = spark.session, lake.lake
         selected = {key.name for key in context.selected_asset_check_keys}
-        summaries, rows = {}, []
-        for suite in (suite for suite in suites if _name(suite) in selected):
-            (lay, table), view, _ = views.SUITES[suite]
-            # GX's passes run several Spark jobs over the view: cached, with only the columns the suite reads
-            df = only_what_the_suite_reads(view(lambda ly, t: lk.read(s, ly, t, day)), suite).persist()
-            try:
-                summaries[suite] = validate(df, suite)
-            finally:
-                df.unpersist()
-            rows += result_rows(summaries[suite], day, f"{lay}/{table}")
-            context.log.info(f"{suite}: {summaries[suite].evaluated} expectations, {len(summaries[suite].failures)} failed")
+        read = lambda ly, t: lk.read(s, ly, t, day)  # noqa: E731
+        summaries = validate_all(
+            [(suite, lambda view=views.SUITES[suite][1]: view(read)) for suite in suites if _name(suite) in selected],
+            done=lambda suite, summary: context.log.info(
+                f"{suite}: {summary.evaluated} expectations, {len(summary.failures)} failed"))
+        rows = [row for suite, summary in summaries.items()
+                for row in result_rows(summary, day, "/".join(views.SUITES[suite][0]))]
         if summaries:
             lk.write_partition(s.createDataFrame(rows, SCHEMA), "gold", "validation_results", day,
                                where={"suite": sorted(summaries)})

@@ -291,3 +291,27 @@ def test_marking_the_rows_shuffles_them_once_per_key_and_spells_out_reasons_only
     broken = row_rules.rejected(marked.where("_rule IS NOT NULL"), "broker_reports", df.columns).collect()
     assert [(r.field, r.reason) for r in broken] == [("broker", "expected one row per (cluster, snapshot_ts, broker), "
                                                                 "got 2 (expectations/bronze.broker_reports.json)")] * 2
+
+
+def test_suites_validated_two_at_a_time_each_judge_their_own_frame(spark, samples):
+    """Suites validated two at a time find what each finds alone, each in its own frame and under its own name."""
+    bad = {}
+    for suite in ("bronze.broker_reports", "bronze.topic_stats", "silver.broker_usage", "gold.load_model"):
+        pdf, schema = samples[suite]
+        clean = spark.createDataFrame(pdf, schema)
+        between = next(e["kwargs"] for e in load_suite(suite)["expectations"]
+                       if e["type"] == "expect_column_values_to_be_between" and e["kwargs"].get("min_value") is not None)
+        # one row below its minimum in two of the four frames; the others stay clean
+        bad[suite] = (clean.limit(1).withColumn(between["column"], F.lit(between["min_value"] - 1).cast(
+            schema[between["column"]].dataType)).unionByName(clean.subtract(clean.limit(1)))
+            if suite in ("bronze.topic_stats", "gold.load_model") else clean, between["column"])
+    alone = {suite: validate(df, suite) for suite, (df, _) in bad.items()}
+    heard = []
+    together = runner.validate_all([(suite, lambda df=df: df) for suite, (df, _) in bad.items()], threads=2,
+                                   done=lambda suite, summary: heard.append(suite))
+    assert sorted(heard) == sorted(together) == sorted(bad)
+    for suite, (_, column) in bad.items():
+        found = [(f.expectation, f.column, f.unexpected_count) for f in together[suite].failures]
+        assert found == [(f.expectation, f.column, f.unexpected_count) for f in alone[suite].failures], suite
+        assert (found == [("expect_column_values_to_be_between", column, 1)]) == (suite in ("bronze.topic_stats", "gold.load_model")), suite
+        assert together[suite].evaluated == len(load_suite(suite)["expectations"])

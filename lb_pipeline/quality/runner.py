@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 SUITES_DIR = Path(os.environ.get("LB_EXPECTATIONS_DIR", Path(__file__).resolve().parents[2] / "expectations"))
@@ -65,15 +66,22 @@ def load_suite(name: str) -> dict:
     return suite
 
 
-@lru_cache(maxsize=1)
-def _context():
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+_local = threading.local()
 
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
-    return ctx, ctx.data_sources.add_spark(name="spark")
+
+def _context():
+    """This thread's ephemeral GX context and its Spark data source. One per thread, as GX does not say its contexts
+    may be shared between threads (``_run`` replaces suites and definitions by name); the first costs the import of
+    GX, seconds, each further one milliseconds."""
+    if getattr(_local, "gx", None) is None:
+        os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        ctx = gx.get_context(mode="ephemeral")
+        ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
+        _local.gx = ctx, ctx.data_sources.add_spark(name="spark")
+    return _local.gx
 
 
 def suite_columns(name: str) -> set[str]:
@@ -172,3 +180,26 @@ def validate(df, name: str) -> Summary:
                                     res.get("unexpected_count"), [v if not isinstance(v, dict) else str(v) for v in values],
                                     res.get("observed_value"), rows))
     return Summary(name, len(first.results), failures, result.to_json_dict())
+
+
+def validate_all(views: Iterable[tuple[str, Callable[[], object]]], threads: int = 2,
+                 done: Callable[[str, Summary], None] = lambda _name, _summary: None) -> dict[str, Summary]:
+    """Validate each (suite, view) pair, ``threads`` suites at a time, each view cached with only the columns its
+    suite reads while GX makes its passes over it. Most suites cost fixed time (GX's planning, a Delta snapshot,
+    a Spark job per metric domain on one or two tasks) that left a core idle one suite at a time. ``done`` hears
+    of each suite as it finishes. A suite that raises stops no other; the first such error is raised once all
+    are done."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(item):
+        name, view = item
+        df = only_what_the_suite_reads(view(), name).persist()
+        try:
+            summary = validate(df, name)
+        finally:
+            df.unpersist()
+        done(name, summary)
+        return name, summary
+
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gx") as pool:
+        return dict(pool.map(one, list(views)))
