@@ -1,7 +1,7 @@
 """Stage ``quality``: the Great Expectations suites as Dagster asset checks (dagster-ge does not support GX 1.x).
 
 One check per suite, run in one step per layer (``multi_asset_check``): the bronze suites as soon as the bronze tables
-land, silver and gold once their layer is written. Each step validates its suites two at a time
+land, silver and gold once their layer is written. Each step validates its suites four at a time
 (``runner.validate_all``) and writes their results to ``gold/validation_results`` in one commit: a Delta commit and
 a Dagster step cost about a second each, which one step per suite paid 24 times.
 
