@@ -166,13 +166,17 @@ def test_the_cached_view_holds_only_what_its_suite_reads_and_fails_alike(spark, 
     assert found(kept) == found(whole) and any("missing column backlog_size" in f.describe() for f in kept.failures)
 
 
+def _first_row_with(df, column: str, value):
+    """``df`` with its first row's ``column`` set to ``value`` (a Column), the other rows as they are."""
+    return df.limit(1).withColumn(column, value).unionByName(df.subtract(df.limit(1)))
+
+
 @pytest.mark.parametrize("column", ["msg_rate_in", "msg_throughput_out"])
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_rates_must_be_finite(spark, samples, column, value):
     pdf, schema = samples["bronze.broker_reports"]
     clean = spark.createDataFrame(pdf, schema)  # (pandas NaN would arrive as null: plant it in Spark)
-    first = clean.limit(1).withColumn(column, F.lit(value))
-    bad = first.unionByName(clean.subtract(clean.limit(1)))
+    bad = _first_row_with(clean, column, F.lit(value))
     summary = validate(bad, "bronze.broker_reports")
     (failure,) = [f for f in summary.failures if f.column == column]
     assert failure.severity == "critical" and failure.unexpected_count == 1
@@ -241,58 +245,6 @@ def test_every_suite_is_documented():
     assert not [s for s in views.SUITES if f"`{s}`" not in doc]
 
 
-def _broker_rows(demo_landing) -> list[dict]:
-    from lb_pipeline.ingest.files import parse_file
-    from lb_pipeline.ingest.tables import TABLES
-
-    snapshot = sorted(demo_landing.glob("*/*/manifest.json"))[0].parent
-    return [r for f in sorted(snapshot.glob("lb/brokers/*.json"))
-            for r in parse_file(TABLES["broker_reports"], f"file:{f}", f.read_bytes())[0]]
-
-
-def test_row_rules_decide_alike_in_spark_at_ingest_and_in_python_for_validate_snapshot(spark, demo_landing):
-    """The same rows, broken in every way a row rule catches, quarantined alike by both evaluations."""
-    from lb_pipeline.ingest.tables import COMMON, TABLES
-    from lb_pipeline.quality import row_rules
-
-    table = TABLES["broker_reports"]
-    rows = _broker_rows(demo_landing)
-    assert len(rows) >= 5
-    rows[0]["cpu_usage"] = -500.0
-    rows[1]["cpu_limit"] = 150.0
-    rows[2]["msg_rate_in"] = float("nan")
-    rows[3]["bandwidth_in_usage"], rows[3]["bandwidth_in_limit"] = -1.0, -1.0  # off Linux: allowed
-    rows.append(dict(rows[4]))  # one broker twice
-    python_kept, python_rejected = row_rules.check_rows("broker_reports", rows)
-    df = spark.createDataFrame(rows, f"{COMMON}, {table.schema}")
-    spark_kept, spark_rejected = row_rules.split("broker_reports", df)
-    assert sorted((r["broker"], f) for r, f, _ in python_rejected) == sorted(
-        (json.loads(r.raw)["broker"], r.field) for r in spark_rejected.collect())
-    assert {r[1] for r in python_rejected} == {"cpu_usage", "cpu_limit_mod_100", "msg_rate_in", "broker"}
-    assert len(python_kept) == spark_kept.count() == len(rows) - 5
-
-
-def test_marking_the_rows_shuffles_them_once_per_key_and_spells_out_reasons_only_for_the_broken(spark, demo_landing,
-                                                                                              capsys):
-    """A key's count is read by the rule and by its reason: one window (one shuffle of every row) all the same,
-    and the reasons' text is built after the broken rows are picked out."""
-    from pyspark.sql import functions as F
-
-    from lb_pipeline.ingest.tables import COMMON, TABLES
-    from lb_pipeline.quality import row_rules
-
-    rows = _broker_rows(demo_landing)
-    rows.append(dict(rows[0]))  # one broker twice
-    df = spark.createDataFrame(rows, f"{COMMON}, {TABLES['broker_reports'].schema}")
-    marked = row_rules.mark("broker_reports", df, F.col("broker").isNotNull())
-    marked.explain()
-    plan = capsys.readouterr().out
-    assert plan.count("Exchange hashpartitioning") == 1 and "concat" not in plan
-    broken = row_rules.rejected(marked.where("_rule IS NOT NULL"), "broker_reports", df.columns).collect()
-    assert [(r.field, r.reason) for r in broken] == [("broker", "expected one row per (cluster, snapshot_ts, broker), "
-                                                                "got 2 (expectations/bronze.broker_reports.json)")] * 2
-
-
 def test_suites_validated_two_at_a_time_each_judge_their_own_frame(spark, samples):
     """Suites validated two at a time find what each finds alone, each in its own frame and under its own name."""
     bad = {}
@@ -302,9 +254,9 @@ def test_suites_validated_two_at_a_time_each_judge_their_own_frame(spark, sample
         between = next(e["kwargs"] for e in load_suite(suite)["expectations"]
                        if e["type"] == "expect_column_values_to_be_between" and e["kwargs"].get("min_value") is not None)
         # one row below its minimum in two of the four frames; the others stay clean
-        bad[suite] = (clean.limit(1).withColumn(between["column"], F.lit(between["min_value"] - 1).cast(
-            schema[between["column"]].dataType)).unionByName(clean.subtract(clean.limit(1)))
-            if suite in ("bronze.topic_stats", "gold.load_model") else clean, between["column"])
+        below = F.lit(between["min_value"] - 1).cast(schema[between["column"]].dataType)
+        bad[suite] = (_first_row_with(clean, between["column"], below)
+                      if suite in ("bronze.topic_stats", "gold.load_model") else clean, between["column"])
     alone = {suite: validate(df, suite) for suite, (df, _) in bad.items()}
     heard = []
     together = runner.validate_all([(suite, lambda df=df: df) for suite, (df, _) in bad.items()], threads=2,

@@ -188,9 +188,8 @@ def validate_all(views: Iterable[tuple[str, Callable[[], object]]], threads: int
     suite reads while GX makes its passes over it. Most suites cost fixed time (GX's planning, a Delta snapshot,
     a Spark job per metric domain on one or two tasks) that left a core idle one suite at a time: on M, warm, the
     bronze suites took 20.3 s one at a time, 16.7 s two, 15.0 s four; gold 12.6, 10.7, 8.3 s (silver, two large
-    suites, 15.1 s one at a time and about 13 s two or four at a time). ``done`` hears
-    of each suite as it finishes. A suite that raises stops no other; the first such error is raised once all
-    are done."""
+    suites, 15.1 s one at a time and about 13 s two or four at a time). ``done`` hears of each suite as it finishes.
+    A suite that raises stops no other; the first such error is raised once all are done."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(item):

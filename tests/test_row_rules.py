@@ -1,0 +1,59 @@
+"""Row rules: the critical row-level expectations applied at ingest (Spark) and by ``validate-snapshot`` (Python)."""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+
+def _broker_rows(demo_landing) -> list[dict]:
+    from lb_pipeline.ingest.files import parse_file
+    from lb_pipeline.ingest.tables import TABLES
+
+    snapshot = sorted(demo_landing.glob("*/*/manifest.json"))[0].parent
+    return [r for f in sorted(snapshot.glob("lb/brokers/*.json"))
+            for r in parse_file(TABLES["broker_reports"], f"file:{f}", f.read_bytes())[0]]
+
+
+def test_row_rules_decide_alike_in_spark_at_ingest_and_in_python_for_validate_snapshot(spark, demo_landing):
+    """The same rows, broken in every way a row rule catches, quarantined alike by both evaluations."""
+    from lb_pipeline.ingest.tables import COMMON, TABLES
+    from lb_pipeline.quality import row_rules
+
+    table = TABLES["broker_reports"]
+    rows = _broker_rows(demo_landing)
+    assert len(rows) >= 5
+    rows[0]["cpu_usage"] = -500.0
+    rows[1]["cpu_limit"] = 150.0
+    rows[2]["msg_rate_in"] = float("nan")
+    rows[3]["bandwidth_in_usage"], rows[3]["bandwidth_in_limit"] = -1.0, -1.0  # off Linux: allowed
+    rows.append(dict(rows[4]))  # one broker twice
+    python_kept, python_rejected = row_rules.check_rows("broker_reports", rows)
+    df = spark.createDataFrame(rows, f"{COMMON}, {table.schema}")
+    spark_kept, spark_rejected = row_rules.split("broker_reports", df)
+    assert sorted((r["broker"], f) for r, f, _ in python_rejected) == sorted(
+        (json.loads(r.raw)["broker"], r.field) for r in spark_rejected.collect())
+    assert {r[1] for r in python_rejected} == {"cpu_usage", "cpu_limit_mod_100", "msg_rate_in", "broker"}
+    assert len(python_kept) == spark_kept.count() == len(rows) - 5
+
+
+def test_marking_the_rows_shuffles_them_once_per_key_and_spells_out_reasons_only_for_the_broken(spark, demo_landing,
+                                                                                              capsys):
+    """A key's count is read by the rule and by its reason: one window (one shuffle of every row) all the same,
+    and the reasons' text is built after the broken rows are picked out."""
+    from pyspark.sql import functions as F
+
+    from lb_pipeline.ingest.tables import COMMON, TABLES
+    from lb_pipeline.quality import row_rules
+
+    rows = _broker_rows(demo_landing)
+    rows.append(dict(rows[0]))  # one broker twice
+    df = spark.createDataFrame(rows, f"{COMMON}, {TABLES['broker_reports'].schema}")
+    marked = row_rules.mark("broker_reports", df, F.col("broker").isNotNull())
+    marked.explain()
+    plan = capsys.readouterr().out
+    assert plan.count("Exchange hashpartitioning") == 1 and "concat" not in plan
+    broken = row_rules.rejected(marked.where("_rule IS NOT NULL"), "broker_reports", df.columns).collect()
+    assert [(r.field, r.reason) for r in broken] == [("broker", "expected one row per (cluster, snapshot_ts, broker), "
+                                                                "got 2 (expectations/bronze.broker_reports.json)")] * 2
