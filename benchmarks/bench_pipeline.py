@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import sys
@@ -68,7 +69,8 @@ def _peak_rss(pid: int) -> int:
 
 
 def job_sites(spark, first: int, top: int) -> list[tuple[int, float, str]]:
-    """(jobs, seconds, call site) of the jobs after ``first``, most frequent first, from the Spark UI's REST API."""
+    """(jobs, seconds, call site | description) of the jobs after ``first``, most frequent first, from the Spark UI's
+    REST API (numbers in descriptions read N: Delta's name a version or a table)."""
     import json
     import urllib.request
 
@@ -80,7 +82,8 @@ def job_sites(spark, first: int, top: int) -> list[tuple[int, float, str]]:
     sites: dict[str, list[float]] = {}
     for j in jobs:
         took = (_ms(j.get("completionTime")) - _ms(j.get("submissionTime"))) / 1000
-        sites.setdefault(j["name"], []).append(took)
+        what = re.sub(r"\d+", "N", (j.get("description") or "").splitlines()[0] if j.get("description") else "")[:60]
+        sites.setdefault(f"{j['name']}{'  | ' + what if what else ''}", []).append(took)
     return sorted(((len(v), sum(v), k) for k, v in sites.items()), reverse=True)[:top]
 
 
@@ -100,6 +103,24 @@ def run_pipeline(landing: Path, lake: Path, day: str):
     steps = [(s.step_key, (s.end_time or 0) - (s.start_time or 0), s.step_key in check_steps)
              for s in sorted(instance.get_run_step_stats(result.run_id), key=lambda s: s.start_time or 0)]
     return result.success, steps
+
+
+# The floor's own work as the pipeline does it (every landing file read, parsed and quarantined; topics mapped to
+# bundles; per-bundle and per-broker tables): the like-for-like part of the ratio. The rest is what the floor does
+# not do at all.
+FLOOR_LIKE = ("bronze_tables", "silver__topic_bundle", "silver__bundle_stats", "silver__broker_usage")
+
+
+def by_stage(steps) -> dict[str, float]:
+    """Step seconds summed by what they are for."""
+    out = {"ingest and the floor's tables": 0.0, "replays, planning and the other tables": 0.0,
+           "simulation": 0.0, "checks": 0.0, "report": 0.0}
+    for key, took, is_check in steps:
+        stage = ("checks" if is_check else "ingest and the floor's tables" if key in FLOOR_LIKE else
+                 "simulation" if key in ("simulation", "gold__load_model") else
+                 "report" if key.startswith("reports__") else "replays, planning and the other tables")
+        out[stage] += took
+    return out
 
 
 def main() -> int:
@@ -138,6 +159,9 @@ def main() -> int:
     print(f"validation {checks_time:.0f} s ({checks_time / max(total, 1e-9):.0%} of the pipeline)")
     if "floor" in meters:
         print(f"pipeline / floor = {total / meters['floor'].seconds:.1f}")
+    for stage, took in by_stage(steps).items():
+        share = f", {took / meters['floor'].seconds:.1f}× the floor" if "floor" in meters else ""
+        print(f"  {stage:42} {took:7.1f} s ({took / max(total, 1e-9):.0%}{share})")
     for n, took, site in job_sites(spark, meters["pipeline"].first_job, args.sites) if args.sites else ():
         print(f"  {n:5d} jobs {took:7.1f} s  {site}")
     print("pipeline " + ("succeeded" if ok else "FAILED"))
