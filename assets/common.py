@@ -6,6 +6,7 @@ import os
 import dagster as dg
 
 from assets.partitions import daily
+from lb_pipeline.spark.lake import first_rows
 from lb_pipeline.transforms.config import cluster_configs
 
 
@@ -58,7 +59,8 @@ def table_metadata(result, preview_df=None, rows: int = 5) -> dict:
         "delta_version": dg.MetadataValue.int(result.version),
     }
     if preview_df is not None and result.rows:
-        pdf = preview_df.limit(rows).toPandas()
+        pdf = first_rows(result, rows, preview_df.columns)
+        pdf = preview_df.limit(rows).toPandas() if pdf is None else pdf
         meta["preview"] = dg.MetadataValue.md(pdf.to_markdown(index=False))
     return meta
 

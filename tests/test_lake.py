@@ -159,3 +159,22 @@ def test_concurrent_writers_of_one_partition_all_land_after_retrying_conflicts(s
            .withColumnRenamed("count", "n").collect()}
     assert got == {f"s{i}": i for i in range(1, 9)}
     assert "ProtocolChangedException" in conflicts, f"no two writers raced to create the table: {conflicts}"
+
+
+def test_first_rows_of_a_write_are_rows_of_the_table_in_its_column_order(spark, tmp_path):
+    import datetime as dt
+
+    from lb_pipeline.spark.lake import WriteResult, first_rows
+
+    lake = Lake(str(tmp_path / "a lake"))  # a space: the log names files percent-encoded
+    rows = spark.createDataFrame(
+        [(f"b{i}", dt.datetime(2026, 1, 1, 3, 0, i), float(i), "2026-01-01") for i in range(6)],
+        "broker string, snapshot_ts timestamp, load double, snapshot_date string").repartition(2)
+    written = lake.write_partition(rows, "gold", "t", "2026-01-01")
+    table = lake.read(spark, "gold", "t", "2026-01-01")
+    got = first_rows(written, 2, table.columns)
+    assert list(got.columns) == table.columns and len(got) == 2
+    everything = table.toPandas()
+    for _, row in got.iterrows():  # each previewed row is one of the table's, timestamps as Spark gives them
+        assert ((everything == row).all(axis=1)).sum() == 1
+    assert first_rows(WriteResult("s3a://bucket/t", 6, 0, "s3a://bucket/t/x.parquet"), 2, table.columns) is None
