@@ -9,10 +9,14 @@ from lb_pipeline.formats.values import FileProblem, Problem, RowProblem, boolean
 
 
 @pytest.mark.parametrize("content, why", [
-    (b"\xff\xfe{}", "UTF-8"),
+    (b"\xff{}", "UTF-8 text, got invalid byte at offset 0"),
+    # byte order marks, named: Pulsar never writes one; PowerShell's ">" writes UTF-16 with one, Notepad UTF-8 with one
+    ("{}".encode("utf-16"), "got a UTF-16 LE byte order mark"),
+    (b"\xfe\xff\x00{\x00}", "got a UTF-16 BE byte order mark"),
+    ("{}".encode("utf-32"), "got a UTF-32 LE byte order mark"),
+    (b"\xef\xbb\xbf{}", "got a UTF-8 byte order mark"),
     (b"   \n", "empty"),
     (b'{"a": 1', "valid JSON"),
-    (b"\xef\xbb\xbf{}", "valid JSON"),  # a UTF-8 byte-order mark: Pulsar never writes one
     (b"[" * 100_000 + b"]" * 100_000, "nested at most 64"),
     (b'{"a":' * 5_000 + b"1" + b"}" * 5_000, "nested at most 64"),
     (b'{"a": NaN}', "non-JSON literal NaN"),

@@ -43,6 +43,9 @@ DEFAULT_MAX_DEPTH = 64  # Pulsar's documents nest about 10 deep
 DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # the largest topics file of preset L is about 60 MB
 _BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+# UTF-32's first (FF FE 00 00 begins as UTF-16 LE's); a JSON text never starts with NUL, so no UTF-16 text is mistaken
+_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32 BE"), (b"\xff\xfe\x00\x00", "UTF-32 LE"), (b"\xef\xbb\xbf", "UTF-8"),
+         (b"\xfe\xff", "UTF-16 BE"), (b"\xff\xfe", "UTF-16 LE"))
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \ud800-\udfff: JSON may escape half a UTF-16 pair
 
 
@@ -50,6 +53,9 @@ def load_json(content: bytes, max_depth: int | None = None) -> object:
     """One JSON document, or a :class:`FileProblem` naming why not; no content can make it raise anything else
     (invalid UTF-8, deep nesting, duplicate keys, non-finite numbers, numbers out of range, memory)."""
     max_depth = max_json_depth() if max_depth is None else max_depth
+    if mark := next((name for bom, name in _BOMS if content.startswith(bom)), None):
+        raise FileProblem("(file)", f"expected UTF-8 text without a byte order mark, got a {mark} byte order mark "
+                                    "(Pulsar and the collector write none; a Windows tool may have: save it as UTF-8)")
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
