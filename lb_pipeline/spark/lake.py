@@ -10,8 +10,8 @@ import random
 import re
 import time
 import uuid
-from urllib.parse import unquote
 from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
 
 from lb_pipeline.snapshots.layout import day_problem
 
@@ -99,10 +99,8 @@ class WriteResult:
 def first_rows(result: WriteResult, n: int, columns: list[str]):
     """The first ``n`` rows of the first file a write added, as pandas with ``columns`` in order, read on the
     driver with pyarrow; None when the lake is not on a local file system (read the table through Spark then).
-    A preview through Spark cost 4-5 jobs (the Delta snapshot, the scan, the limit): 90 jobs and 6.6 s of a
-    night of preset M."""
-    from urllib.parse import urlparse
-
+    A preview through Spark started 4-5 jobs (the Delta snapshot, the scan, the limit): a night of preset M starts
+    38 fewer without them (the snapshot is loaded by the table's next reader instead)."""
     import pyarrow.parquet as pq
 
     if result.first_file is None or urlparse(result.first_file).scheme not in ("", "file"):
