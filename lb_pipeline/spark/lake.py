@@ -174,11 +174,6 @@ class Lake:
         return _Log(spark, self.path(layer, table)).versions()[0]
 
 
-def _absolute(table: str, file: str) -> str:
-    """A data file's path as the log names it: relative to the table, or absolute (a shallow clone's)."""
-    return file if file.startswith("/") or re.match(r"[a-zA-Z][\w+.-]*:", file) else f"{table.rstrip('/')}/{file}"
-
-
 class _Log:
     """A table's ``_delta_log`` read directly (through Hadoop's file system, so an object store too): its commits
     ``<20 digits>.json``. Delta's ``history()`` gives the same but loads the table and runs a Spark job: 0.2-1 s a
@@ -217,7 +212,7 @@ class _Log:
             if info.get("userMetadata") == token:
                 add = next((a["add"] for a in actions if "add" in a), None)
                 return WriteResult(self.path, int((info.get("operationMetrics") or {}).get("numOutputRows", 0)), version,
-                                   add and _absolute(self.path, unquote(add["path"])),
+                                   add and f"{self.path.rstrip('/')}/{unquote(add['path'])}",  # our writes: relative
                                    tuple(sorted((add or {}).get("partitionValues", {}).items())))
             if info.get("timestamp", 0) < started_ms:
                 break
