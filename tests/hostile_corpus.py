@@ -1,10 +1,12 @@
-"""The hostile corpus: a demo day's snapshots broken in 75 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 78 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
+import gzip
 import json
 import os
 import re
 import shutil
+import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -87,6 +89,11 @@ def build(landing: Path, outside: Path) -> Corpus:
     o1[1].write_text(json.dumps(list(json.loads(o1[1].read_text()).items()))); c.kind("ownership as a list", o1[1], "(root)")
     t0[2].write_text(t0[2].read_text() + " " * (MAX_BYTES + 1)); c.kind("over LB_MAX_FILE_BYTES", t0[2], "(file)")
     t0[3].write_bytes(b"\xef\xbb\xbf" + t0[3].read_bytes()); c.kind("UTF-8 byte order mark", t0[3], "(file)")  # RFC 8259 forbids it
+    t0[4].write_bytes(gzip.compress(t0[4].read_bytes())); c.kind("gzip-compressed file", t0[4], "(file)")
+    ns0 = s[0] / "namespaces/acme/orders.json"
+    with zipfile.ZipFile(ns0.with_suffix(".zip"), "w") as z:
+        z.writestr(ns0.name, ns0.read_text())
+    ns0.with_suffix(".zip").replace(ns0); c.kind("zip archive", ns0, "(file)")
 
     # values: one row lost, the file's other rows land
     b1 = _files(s[1], "lb/brokers/*")
@@ -178,6 +185,9 @@ def build(landing: Path, outside: Path) -> Corpus:
     c.delta[("config", str(policies.relative_to(landing)))] = 1
     # values Python cannot hold: an integer literal too large for a float, regexes too large or deep to compile,
     # 1e999 (infinity) for an integer; the row or policy is quarantined and the rest of the file lands
+    # a broker listed twice (Pulsar lists a set): the snapshot lands with it once, the repeat is quarantined
+    _edit(huge[1] / layout.MANIFEST, lambda d: d["brokers"].append(d["brokers"][0]))
+    c.kind("broker listed twice in the manifest", huge[1] / layout.MANIFEST, "brokers", {})
     th = _files(huge[0], "topics/*")[0]
     th.write_text(th.read_text().replace('"msgRateIn":', '"msgRateIn":1' + "0" * 400 + ',"x":', 1))
     c.kind("rate of 401 digits", th, ".msgRateIn", {"topic_stats": 1})

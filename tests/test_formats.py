@@ -1,11 +1,21 @@
 """No content can make a parser raise anything but a problem naming the field: one test per class of failure."""
 
+import gzip
+import io
 import json
+import zipfile
 
 import pytest
 
 from lb_pipeline.formats import brokers, cluster, topics
 from lb_pipeline.formats.values import FileProblem, Problem, RowProblem, boolean, integer, load_json, num
+
+
+def _zipped(content: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("topics.json", content)
+    return out.getvalue()
 
 
 @pytest.mark.parametrize("content, why", [
@@ -15,6 +25,12 @@ from lb_pipeline.formats.values import FileProblem, Problem, RowProblem, boolean
     (b"\xfe\xff\x00{\x00}", "got a UTF-16 BE byte order mark"),
     ("{}".encode("utf-32"), "got a UTF-32 LE byte order mark"),
     (b"\xef\xbb\xbf{}", "got a UTF-8 byte order mark"),
+    # compressed or archived data under a .json name, named (zip's first bytes are ASCII: "offset 14" said nothing)
+    (gzip.compress(b"{}"), "got gzip-compressed data"),
+    (_zipped(b"{}"), "got a zip archive"),
+    (b"\x28\xb5\x2f\xfd" + bytes(8), "got zstd-compressed data"),
+    (b"BZh91AY&SY", "got bzip2-compressed data"),
+    (b"\xfd7zXZ\x00" + bytes(8), "got xz-compressed data"),
     (b"   \n", "empty"),
     (b'{"a": 1', "valid JSON"),
     (b"[" * 100_000 + b"]" * 100_000, "nested at most 64"),
@@ -179,6 +195,14 @@ def test_manifest_completeness_and_cluster_are_read_not_assumed():
     assert row["complete"] is False and row["manifest_cluster"] == "c"
     rows, problems = cluster.parse_manifest({**base, "complete": "maybe"})
     assert not rows and problems[0].field == "complete"
+
+
+def test_a_broker_the_manifest_repeats_is_kept_once_in_its_order_and_the_repeat_named():
+    base = {"formatVersion": 1, "cluster": "c", "snapshotTimestampMs": 0}
+    (row,), (problem,) = cluster.parse_manifest({**base, "brokers": ["b:1", "a:1", "b:1", "b:1", "a:1"]})
+    assert row["brokers"] == ["b:1", "a:1"] and problem.field == "brokers" and not problem.whole_file
+    assert "'b:1' 3 times, 'a:1' 2 times" in problem.reason
+    assert cluster.parse_manifest({**base, "brokers": ["b:1", "a:1"]})[1] == []
 
 
 def test_every_parser_turns_random_junk_into_problems_only():

@@ -1,4 +1,4 @@
-"""Hostile input never stops the night: a demo day broken in 75 ways (files, rows, names, paths, links, devices,
+"""Hostile input never stops the night: a demo day broken in 78 ways (files, rows, names, paths, links, devices,
 directories) still runs end to end with the main command; each bad file or row is in ``bronze/quarantine`` with
 file, field and reason; every good row of the same snapshot lands (counted against a clean ingest of the same
 files); nothing outside the landing folder is read; ``validate-snapshot`` flags every file ingest quarantines."""
@@ -95,6 +95,18 @@ def test_every_good_row_of_the_broken_snapshots_lands(hostile, spark, lake, demo
     expected = _expected(corpus, clean)
     assert {k: (got.get(k), n) for k, n in expected.items() if got.get(k) != n} == {}
     assert {k: n for k, n in got.items() if k not in expected} == {}
+
+
+def test_a_broker_the_manifest_lists_twice_lands_once_and_no_check_sees_its_rows_twice(hostile, spark):
+    corpus, _, lake, _, _ = hostile
+    rel, _ = corpus.kinds["broker listed twice in the manifest"]
+    listed = json.loads((corpus.landing / rel).read_text())["brokers"]
+    (row,) = lake.read(spark, "bronze", "snapshots", DEMO_DAY).where(f"source_file = 'file:{corpus.landing}/{rel}'").collect()
+    assert len(listed) > len(set(listed)) and sorted(row.brokers) == sorted(set(listed))
+    # the live brokers are joined to every bundle's owner: listed twice, the owner's bundles were counted twice
+    unique = lake.read(spark, "gold", "validation_results", DEMO_DAY).where(
+        "suite = 'silver.bundle_stats' AND expectation = 'expect_compound_columns_to_be_unique'").collect()
+    assert [r.success for r in unique] == [True]
 
 
 def test_nothing_from_outside_the_landing_folder_is_stored(hostile, spark):

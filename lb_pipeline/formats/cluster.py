@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 from lb_pipeline.formats.values import FileProblem, Problem, Row, RowProblem, _kind, _obj, _rows, boolean, integer, text
 from lb_pipeline.model import names, regex
@@ -81,6 +82,11 @@ def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
         for b in brokers:
             if problem := names.broker_problem(b):
                 raise RowProblem("brokers", problem)
+        # Pulsar lists its brokers as a set: a repeat says nothing, and counted twice it would duplicate the
+        # broker's rows wherever the list is joined (the snapshot lands with each broker once; the repeat is noted)
+        counts = Counter(brokers)
+        repeated = [f"{b!r} {n} times" for b, n in counts.items() if n > 1]
+        brokers = list(counts)  # in the manifest's order
         missing = doc.get("missingParts") or []
         return [{
             "format_version": integer(doc, "formatVersion", "formatVersion", bits=32),
@@ -93,7 +99,9 @@ def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
             "manifest_cluster": text(doc, "cluster", "cluster", required=False),
             "missing_parts": [str(m) for m in missing] if isinstance(missing, list) else [str(missing)],
             "tool": text(doc, "tool", "tool", required=False),
-        }], []
+        }], [Problem("brokers", f"expected each broker listed once, got {', '.join(repeated[:3])}"
+                                + (f" and {len(repeated) - 3} more repeated" if len(repeated) > 3 else "")
+                                + ": each kept once")] if repeated else []
     except RowProblem as exc:
         return [], [exc.problem]
 
