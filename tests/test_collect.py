@@ -36,6 +36,7 @@ class FakeCluster:
             server.daemon_threads = True
             self.servers.append(server)
         self.ids = [f"127.0.0.1:{s.server_address[1]}" for s in self.servers]
+        self.listed = self.ids  # what the cluster's broker list answers
         self.modes = {self.ids[i]: m for i, m in modes.items()}
         for s in self.servers:
             threading.Thread(target=s.serve_forever, daemon=True).start()
@@ -51,7 +52,7 @@ class FakeCluster:
         mode = self.modes.get(broker, "ok")
         cluster_routes = {
             "/admin/v2/clusters": json.dumps(["demo-cluster"]),
-            "/admin/v2/brokers/demo-cluster": json.dumps(self.ids),
+            "/admin/v2/brokers/demo-cluster": json.dumps(self.listed),
             "/admin/v2/brokers/leaderBroker": json.dumps({"serviceUrl": f"http://{self.ids[0]}", "brokerId": self.ids[0]}),
             "/admin/v2/brokers/configuration/values": self.text(layout.DYNAMIC_CONFIG),
             "/admin/v2/clusters/demo-cluster/failureDomains": self.text(layout.FAILURE_DOMAINS),
@@ -134,6 +135,18 @@ def test_collected_snapshot_is_complete_and_passes_the_checker(source, tmp_path)
     assert set(fake.seen_auth) == {f"Bearer {TOKEN}"}
     assert not any(TOKEN in p.read_text() for p in snap.rglob("*.json"))
     assert not list(snap.parent.glob(".*"))  # no temporary directory left behind
+
+
+def test_a_broker_listed_twice_is_collected_once(source, tmp_path):
+    fake = FakeCluster(source, {})
+    fake.listed = fake.ids + fake.ids[:1]
+    try:
+        snap = collect(_client(fake), tmp_path, progress=False)
+    finally:
+        fake.close()
+    manifest = json.loads((snap / layout.MANIFEST).read_text())
+    assert manifest["complete"] and manifest["brokers"] == fake.ids
+    assert validate_snapshot(snap) == []
 
 
 def test_broken_brokers_mark_the_snapshot_incomplete_instead_of_aborting(source, tmp_path):

@@ -210,3 +210,19 @@ def test_sustained_load_stops_after_a_day_of_cycles_and_a_negative_hit_count_act
         (transfer,) = whatif_shed(snap, ["TransferShedder"])
         at_once[threshold] = transfer.unloads
     assert at_once[-3] == at_once[0] and at_once[0]  # unloads at the first cycle, as Pulsar would
+
+
+def test_whatif_reads_a_broker_the_manifest_lists_twice_once_and_says_so(busy_snapshot, tmp_path, capsys):
+    """As ingest lands such a snapshot (each broker once, the repeat quarantined), the what-ifs read it with a note
+    instead of refusing it, and see each broker once."""
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    manifest = json.loads((snap / layout.MANIFEST).read_text())
+    first = manifest["brokers"][0]
+    (snap / layout.MANIFEST).write_text(json.dumps({**manifest, "brokers": manifest["brokers"] + [first]}))
+    loaded = load_snapshot(snap)
+    assert loaded.brokers == manifest["brokers"]
+    assert loaded.notes == [f"{snap / layout.MANIFEST}: field 'brokers': expected each broker listed once, got "
+                            f"{first!r} 2 times: each kept once"]
+    assert main(["whatif", "split", str(snap)]) == 0
+    assert f"lb-pipeline: note: {loaded.notes[0]}" in capsys.readouterr().err

@@ -136,10 +136,10 @@ def _split_topics(snapshots, bundles: pd.DataFrame, limits: SplitLimits, root: P
 def _listed_brokers(d: Path) -> set[str] | None:
     """The brokers the snapshot's manifest lists; None when it cannot be read (``_configs`` says so)."""
     try:
-        rows, problems = parse_manifest(load_json((d / layout.MANIFEST).read_bytes()))
+        rows, _ = parse_manifest(load_json((d / layout.MANIFEST).read_bytes()))
     except (OSError, FileProblem):
         return None
-    return set(rows[0]["brokers"] or []) if rows and not problems else None
+    return set(rows[0]["brokers"] or []) if rows else None  # a problem beside a row: a broker listed twice, kept once
 
 
 def _parsed(parse, path: Path, root: Path, notes: list[str]):

@@ -94,7 +94,8 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         leader = client.get("/admin/v2/brokers/leaderBroker", allow_missing=True) or {}
     except RequestFailed as exc:
         raise LbError(f"cannot read the cluster from {client.admin_url}: {exc}") from None
-    brokers = [b for b in listed if names.broker_problem(b) is None] if isinstance(listed, list) else []
+    # Pulsar answers with a set: a broker repeated (by a proxy, say) is written once, as ingest would keep it
+    brokers = list(dict.fromkeys(b for b in listed if names.broker_problem(b) is None)) if isinstance(listed, list) else []
     writer = SnapshotWriter(out, cluster, ts)
     snap = _Snapshot(client, writer)
     for b in (listed if isinstance(listed, list) else [listed]):
