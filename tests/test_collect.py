@@ -121,13 +121,18 @@ def _client(fake: FakeCluster, **kw) -> AdminClient:
     return AdminClient(f"http://{fake.ids[0]}", token=TOKEN, timeout=0.5, retries=1, **kw)
 
 
-def test_collected_snapshot_is_complete_and_passes_the_checker(source, tmp_path):
-    fake = FakeCluster(source, {})
+def _collected(fake: FakeCluster, out: Path) -> tuple[Path, dict]:
+    """The snapshot collected from ``fake`` (stopped after), and its manifest."""
     try:
-        snap = collect(_client(fake), tmp_path, progress=False)
+        snap = collect(_client(fake), out, progress=False)
     finally:
         fake.close()
-    manifest = json.loads((snap / layout.MANIFEST).read_text())
+    return snap, json.loads((snap / layout.MANIFEST).read_text())
+
+
+def test_collected_snapshot_is_complete_and_passes_the_checker(source, tmp_path):
+    fake = FakeCluster(source, {})
+    snap, manifest = _collected(fake, tmp_path)
     assert manifest["complete"] and manifest["brokers"] == fake.ids
     assert validate_snapshot(snap) == []
     (policy,) = load_snapshot(snap).cluster_state().isolation  # what the placement path applies
@@ -140,22 +145,14 @@ def test_collected_snapshot_is_complete_and_passes_the_checker(source, tmp_path)
 def test_a_broker_listed_twice_is_collected_once(source, tmp_path):
     fake = FakeCluster(source, {})
     fake.listed = fake.ids + fake.ids[:1]
-    try:
-        snap = collect(_client(fake), tmp_path, progress=False)
-    finally:
-        fake.close()
-    manifest = json.loads((snap / layout.MANIFEST).read_text())
+    snap, manifest = _collected(fake, tmp_path)
     assert manifest["complete"] and manifest["brokers"] == fake.ids
     assert validate_snapshot(snap) == []
 
 
 def test_broken_brokers_mark_the_snapshot_incomplete_instead_of_aborting(source, tmp_path):
     fake = FakeCluster(source, {1: "timeout", 2: "500", 3: "malformed"})
-    try:
-        snap = collect(_client(fake), tmp_path, progress=False)
-    finally:
-        fake.close()
-    manifest = json.loads((snap / layout.MANIFEST).read_text())
+    snap, manifest = _collected(fake, tmp_path)
     assert not manifest["complete"]
     missing = set(manifest["missingParts"])
     assert layout.local_broker_data(fake.ids[1]) in missing and layout.topic_stats(fake.ids[1]) in missing
