@@ -43,14 +43,19 @@ DEFAULT_MAX_DEPTH = 64  # Pulsar's documents nest about 10 deep
 DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # the largest topics file of preset L is about 60 MB
 _BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-# UTF-32's first (FF FE 00 00 begins as UTF-16 LE's); a JSON text never starts with NUL, so no UTF-16 text is mistaken
+# What a file's first bytes say it is when it is no JSON text, in the quarantine's words. Byte order marks: UTF-32's
+# first (FF FE 00 00 begins as UTF-16 LE's; a JSON text never starts with NUL, so no UTF-16 text is mistaken).
+# Compressed or archived data under a .json name (a collector's output gzipped, a download left zipped): "invalid
+# byte at offset 1" (gzip) or "offset 14" (zip, whose first bytes are ASCII) had said nothing useful.
 _BOMS = ((b"\x00\x00\xfe\xff", "UTF-32 BE"), (b"\xff\xfe\x00\x00", "UTF-32 LE"), (b"\xef\xbb\xbf", "UTF-8"),
          (b"\xfe\xff", "UTF-16 BE"), (b"\xff\xfe", "UTF-16 LE"))
-# compressed or archived data under a .json name (a collector's output gzipped, a download left zipped): named, as
-# "invalid byte at offset 1" (gzip) or "offset 14" (zip, whose first bytes are ASCII) says nothing useful
 _PACKED = ((b"\x1f\x8b", "gzip-compressed data", "gunzip"), (b"PK\x03\x04", "a zip archive", "unzip"),
            (b"\x28\xb5\x2f\xfd", "zstd-compressed data", "unzstd"), (b"BZh", "bzip2-compressed data", "bunzip2"),
            (b"\xfd7zXZ\x00", "xz-compressed data", "unxz"))
+_LEADING = ([(magic, f"expected UTF-8 text without a byte order mark, got a {name} byte order mark (Pulsar and the "
+                     "collector write none; a Windows tool may have: save it as UTF-8)") for magic, name in _BOMS]
+            + [(magic, f"expected JSON text, got {name} (Pulsar and the collector write plain JSON: put the file back "
+                       f"uncompressed, with {tool} say)") for magic, name, tool in _PACKED])
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \ud800-\udfff: JSON may escape half a UTF-16 pair
 
 
@@ -58,12 +63,8 @@ def load_json(content: bytes, max_depth: int | None = None) -> object:
     """One JSON document, or a :class:`FileProblem` naming why not; no content can make it raise anything else
     (invalid UTF-8, deep nesting, duplicate keys, non-finite numbers, numbers out of range, memory)."""
     max_depth = max_json_depth() if max_depth is None else max_depth
-    if mark := next((name for bom, name in _BOMS if content.startswith(bom)), None):
-        raise FileProblem("(file)", f"expected UTF-8 text without a byte order mark, got a {mark} byte order mark "
-                                    "(Pulsar and the collector write none; a Windows tool may have: save it as UTF-8)")
-    if packed := next(((name, tool) for magic, name, tool in _PACKED if content.startswith(magic)), None):
-        raise FileProblem("(file)", f"expected JSON text, got {packed[0]} (Pulsar and the collector write plain JSON: "
-                                    f"put the file back uncompressed, with {packed[1]} say)")
+    if leading := next((reason for magic, reason in _LEADING if content.startswith(magic)), None):
+        raise FileProblem("(file)", leading)
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -168,8 +168,9 @@ def snapshot_config(directory: str | Path, profile: str | None = None) -> tuple[
         raise InputError(str(root), "(directory)", "a snapshot directory")
     manifest = _json(root, layout.MANIFEST)
     rows, problems = cp.parse_manifest(manifest)
-    _refuse(root / layout.MANIFEST, [] if rows else problems)  # with a row, a broker listed twice: kept once, noted
-    notes = [f"{root / layout.MANIFEST}: field '{p.field}': {p.reason}" for p in problems if rows]
+    if not rows:
+        _refuse(root / layout.MANIFEST, problems)
+    notes = [f"{root / layout.MANIFEST}: field '{p.field}': {p.reason}" for p in problems]  # beside a row: a repeat
     leader = rows[0]["leader"]
     runtime = _config(root, layout.runtime_config(leader), notes) if leader else {}
     dynamic = _config(root, layout.DYNAMIC_CONFIG, notes)
