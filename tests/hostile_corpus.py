@@ -25,6 +25,7 @@ class Corpus:
     dead: set[str] = field(default_factory=set)  # files or snapshot dirs of which nothing may land
     copies: dict[str, str] = field(default_factory=dict)  # snapshot copied under a new time → the one it copies
     real: dict[str, Path] = field(default_factory=dict)  # path from landing, as stored (bytes escaped) → the path
+    java_number: str = ""  # a broker file of the untouched snapshot with a limit as Jackson prints it (1.0E7)
 
     def kind(self, name: str, path: Path, where: str, lost: dict[str, int] | None = None):
         rel = shown(str(path.relative_to(self.landing)))
@@ -71,6 +72,10 @@ def build(landing: Path, outside: Path) -> Corpus:
     c = Corpus(landing)
     s = list(layout.iter_snapshot_dirs(landing, DEMO_DAY))
     clean = _copy_snapshot(c, s[1], 18)  # an untouched snapshot: nothing quarantined, validate-snapshot says OK
+    java = _files(clean, "lb/brokers/*")[0]  # valid: Jackson prints the double 10000000.0 as 1.0E7
+    _edit(java, lambda d: d["bandwidthIn"].update(limit=10_000_000.0))
+    java.write_text(java.read_text().replace('"limit": 10000000.0', '"limit": 1.0E7'))
+    c.java_number = str(java.relative_to(landing))
     dead = [_copy_snapshot(c, s[1], h) for h in range(12, 18)]  # one per way to spoil a manifest
     huge = [_copy_snapshot(c, s[1], h) for h in range(19, 22)]  # for values Python cannot hold
 

@@ -115,6 +115,23 @@ def test_nothing_from_outside_the_landing_folder_is_stored(hostile, spark):
     assert raw.count() == 0
 
 
+def test_a_lost_snapshot_says_why_a_truncated_file_keeps_its_text_and_valid_odd_values_land(hostile, spark):
+    corpus, _, lake, _, _ = hostile
+    prefix = f"file:{corpus.landing}/"
+    quarantine = lake.read(spark, "bronze", "quarantine", DEMO_DAY)
+    snapshot = corpus.kinds["manifest of another second"][0].rsplit("/", 1)[0]
+    lost = quarantine.where(f"field = 'manifest.json' AND startswith(source_file, '{prefix}{snapshot}/')").collect()
+    assert lost and all("manifest.json is itself quarantined" in r.reason for r in lost)
+    truncated = quarantine.where(f"source_file = '{prefix}{corpus.kinds['truncated'][0]}'").collect()
+    assert truncated and all(len(r.raw) == 150 and not r.raw_truncated for r in truncated)  # the text as it was
+    (java,) = lake.read(spark, "bronze", "broker_reports", DEMO_DAY).where(
+        f"source_file = '{prefix}{corpus.java_number}'").collect()
+    assert java.bandwidth_in_limit == 1.0e7
+    beside_broken = f"{prefix}{corpus.kinds['broken regex'][0]}"
+    (pinned,) = lake.read(spark, "bronze", "config", DEMO_DAY).where(f"source_file = '{beside_broken}'").collect()
+    assert pinned.key == "pinned" and json.loads(pinned.value)["primary"] == ["broker-0\\..*"]
+
+
 def test_validate_snapshot_flags_every_file_ingest_quarantines(hostile, spark, monkeypatch):
     corpus, _, lake, _, _ = hostile
     monkeypatch.setenv("LB_MAX_FILE_BYTES", str(MAX_BYTES))
