@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 78 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 80 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import gzip
@@ -75,6 +75,7 @@ def build(landing: Path, outside: Path) -> Corpus:
     java = _files(clean, "lb/brokers/*")[0]  # valid: Jackson prints the double 10000000.0 as 1.0E7
     _edit(java, lambda d: d["bandwidthIn"].update(limit=10_000_000.0))
     java.write_text(java.read_text().replace('"limit": 10000000.0', '"limit": 1.0E7'))
+    assert "1.0E7" in java.read_text(), java
     c.java_number = str(java.relative_to(landing))
     dead = [_copy_snapshot(c, s[1], h) for h in range(12, 18)]  # one per way to spoil a manifest
     huge = [_copy_snapshot(c, s[1], h) for h in range(19, 22)]  # for values Python cannot hold
