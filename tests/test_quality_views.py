@@ -220,3 +220,35 @@ def test_a_run_of_no_cycle_must_say_why_and_only_warns_that_the_night_was_not_si
     (cycles,) = [f for f in summary.failures if f.column == "cycles"]
     assert cycles.severity == "warning" and sorted(r["run_id"] for r in cycles.rows) == ["Test-one-snapshot", "Test-silent"]
     assert {f.column for f in summary.failures} == {"simulated_or_says_why", "all_cycles_written", "cycles"}
+
+
+def test_a_load_report_older_than_its_rewrite_interval_or_written_after_the_snapshot_is_a_warning(spark, lake):
+    import pandas as pd
+
+    times = sorted(lake.read(spark, "bronze", "snapshots", DEMO_DAY).toPandas()["snapshot_ts"])
+    first, last = times[0], times[-1]
+    # minutes before the snapshot each report was written (negative: after it), by snapshot and the broker's rank
+    ages = {first: [21, 19, -6, -4, None], last: [64, 66]}
+
+    def corrupt(pdf):
+        for ts, minutes in ages.items():
+            rows = pdf.index[pdf["snapshot_ts"] == ts].sort_values()
+            assert len(rows) >= len(minutes)
+            for i, m in zip(rows, minutes):
+                pdf.at[i, "last_update_ms"] = None if m is None else int(pd.Timestamp(ts).value // 10**6 - m * 60_000)
+        return pdf
+
+    def hourly_at_the_end(config):  # a dynamic override from the last snapshot on: each is judged under its own
+        row = config.where(F.col("snapshot_ts") == last).dropDuplicates(["cluster", "snapshot_ts"])
+        override = row.withColumn("source", F.lit("dynamic")).withColumn(
+            "key", F.lit("loadBalancerReportUpdateMaxIntervalMinutes")).withColumn("value", F.lit("60"))
+        return config.unionByName(override)
+
+    read = _reader(lake, spark, bronze__broker_reports=lambda df: _replace(spark, df, corrupt),
+                   bronze__config=hourly_at_the_end)
+    summary = validate(views.broker_usage(read), "silver.broker_usage")
+    (failure,) = [f for f in summary.failures if f.column == "report_of_its_snapshot"]
+    assert failure.severity == "warning"  # the usage lands and the night goes on
+    # 15 minutes (Pulsar's default) and the 5 a collection may take; 60 + 5 where the override is in force
+    assert sorted((str(r["snapshot_ts"]), r["report_age_minutes"]) for r in failure.rows) == sorted(
+        [(str(first), 21.0), (str(first), -6.0), (str(last), 66.0)])

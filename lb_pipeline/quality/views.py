@@ -75,6 +75,26 @@ def broker_reports(read: Read) -> DataFrame:
     return _in_day(read("bronze", "broker_reports")).withColumn("cpu_limit_mod_100", F.col("cpu_limit") % 100)
 
 
+# How long after the snapshot's time the collector may still be reading the brokers' load reports.
+COLLECTING_MINUTES = 5
+
+
+def broker_usage(read: Read) -> DataFrame:
+    """Each broker's usage with how old its load report was at the snapshot. A running broker rewrites it at least
+    every ``loadBalancerReportUpdateMaxIntervalMinutes`` (``ModularLoadManagerImpl.needBrokerDataUpdate``), before the
+    collector reads it: one older (a reporter that stopped) or written after the snapshot (a clock ahead) is not the
+    load of that moment, and its ``lastUpdate`` decides whose report of a moved bundle the simulation keeps."""
+    max_minutes = per_cluster(cluster_configs(read("bronze", "config"), read("bronze", "snapshots")),
+                              lambda c: c.get_int("loadBalancerReportUpdateMaxIntervalMinutes"), ts="snapshot_ts")
+    age = (F.unix_millis("snapshot_ts") - F.col("last_update_ms")) / 60_000.0
+    written = read("bronze", "broker_reports").select(*KEYS, "broker", "last_update_ms")
+    return (read("silver", "broker_usage").join(written, [*KEYS, "broker"], "left")
+            .withColumn("report_age_minutes", F.round(age, 1))
+            .withColumn("report_of_its_snapshot",  # no lastUpdate: nothing to tell
+                        F.coalesce(age.between(-COLLECTING_MINUTES, max_minutes + COLLECTING_MINUTES), F.lit(True)))
+            .drop("last_update_ms"))
+
+
 def bundle_stats(read: Read) -> DataFrame:
     df = read("silver", "bundle_stats")
     live = _live(read).withColumnRenamed("live_broker", "owner_broker").withColumn("owner_is_live", F.lit(True))
@@ -228,7 +248,7 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "bronze.failure_domains": (("bronze", "failure_domains"), _table("bronze", "failure_domains", in_day=True), True),
     "silver.topic_bundle": (("silver", "topic_bundle"), _table("silver", "topic_bundle"), False),
     "silver.bundle_stats": (("silver", "bundle_stats"), bundle_stats, False),
-    "silver.broker_usage": (("silver", "broker_usage"), _table("silver", "broker_usage"), False),
+    "silver.broker_usage": (("silver", "broker_usage"), broker_usage, False),
     "silver.bundle_time_averages": (("silver", "bundle_time_averages"), _table("silver", "bundle_time_averages"), False),
     "gold.split_triggers": (("gold", "split_triggers"), _table("gold", "split_triggers"), False),
     "gold.split_recommendations": (("gold", "split_recommendations"), split_recommendations, False),
