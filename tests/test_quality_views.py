@@ -27,6 +27,20 @@ def _replace(spark, df, change):
     return spark.createDataFrame(change(df.toPandas()), df.schema)
 
 
+def _dynamic(key, value, at=None):
+    """A change of ``bronze/config``: ``key`` overridden to ``value`` as `brokers update-dynamic-config` would, in
+    every snapshot or only in the one at ``at``."""
+    def change(config):
+        replaced = (F.col("source") == "dynamic") & (F.col("key") == key)
+        if at is not None:
+            replaced &= F.col("snapshot_ts") == at
+        rows = config if at is None else config.where(F.col("snapshot_ts") == at)
+        override = (rows.dropDuplicates(["cluster", "snapshot_ts"]).withColumn("source", F.lit("dynamic"))
+                    .withColumn("key", F.lit(key)).withColumn("value", F.lit(value)))
+        return config.where(~replaced).unionByName(override)
+    return change
+
+
 def _failure(summary, column):
     (failure,) = [f for f in summary.failures if f.column == column]
     assert failure.severity == "critical" and column in failure.describe()
@@ -175,15 +189,9 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
         picked.update(bundle=base["bundle"], later=later)
         return pd.DataFrame(rows, columns=pdf.columns)  # only these: the real ones may repeat within 600 minutes
 
-    def long_grace(config):  # a dynamic override set before the night, as `brokers update-dynamic-config` would
-        row = config.dropDuplicates(["cluster", "snapshot_ts"])  # in every snapshot: each is judged under its own
-        override = row.withColumn("source", F.lit("dynamic")).withColumn(
-            "key", F.lit("loadBalancerSheddingGracePeriodMinutes")).withColumn("value", F.lit("600"))
-        return config.where(~((F.col("source") == "dynamic") & (F.col("key") == "loadBalancerSheddingGracePeriodMinutes"))
-                            ).unionByName(override)
-
+    # set before the night, in every snapshot: each is judged under its own
     read = _reader(lake, spark, gold__shedding_decisions=lambda df: _replace(spark, df, corrupt),
-                   bronze__config=long_grace)
+                   bronze__config=_dynamic("loadBalancerSheddingGracePeriodMinutes", "600"))
     summary = validate(views.shedding_decisions(read), "gold.shedding_decisions")
     assert [r["strategy"] for r in _failure(summary, "destination_differs").rows] == ["Test-self"]
     assert [r["strategy"] for r in _failure(summary, "destination_live").rows] == ["Test-ghost"]
@@ -238,14 +246,9 @@ def test_a_load_report_older_than_its_rewrite_interval_or_written_after_the_snap
                 pdf.at[i, "last_update_ms"] = None if m is None else int(pd.Timestamp(ts).value // 10**6 - m * 60_000)
         return pdf
 
-    def hourly_at_the_end(config):  # a dynamic override from the last snapshot on: each is judged under its own
-        row = config.where(F.col("snapshot_ts") == last).dropDuplicates(["cluster", "snapshot_ts"])
-        override = row.withColumn("source", F.lit("dynamic")).withColumn(
-            "key", F.lit("loadBalancerReportUpdateMaxIntervalMinutes")).withColumn("value", F.lit("60"))
-        return config.unionByName(override)
-
+    # set in the last snapshot only: each is judged under its own
     read = _reader(lake, spark, bronze__broker_reports=lambda df: _replace(spark, df, corrupt),
-                   bronze__config=hourly_at_the_end)
+                   bronze__config=_dynamic("loadBalancerReportUpdateMaxIntervalMinutes", "60", at=last))
     summary = validate(views.broker_usage(read), "silver.broker_usage")
     (failure,) = [f for f in summary.failures if f.column == "report_of_its_snapshot"]
     assert failure.severity == "warning"  # the usage lands and the night goes on
