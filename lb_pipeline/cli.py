@@ -83,10 +83,10 @@ def _ingest(args) -> int:
 def _validate_snapshot(args) -> int:
     from lb_pipeline.ingest.landing import shown
     from lb_pipeline.ingest.validate import validate_snapshot
-    from lb_pipeline.snapshots.layout import MANIFEST
+    from lb_pipeline.snapshots.layout import MANIFEST, find_snapshots
 
     roots = [Path(d) for d in args.dirs]
-    dirs = [m.parent for r in roots for m in sorted(r.rglob(MANIFEST))] if args.recursive else roots
+    dirs = [d for r in roots for d in find_snapshots(r)] if args.recursive else roots
     if not dirs:
         raise LbError(f"no snapshot directories (with {MANIFEST}) under {', '.join(map(str, roots))}")
     bad = 0

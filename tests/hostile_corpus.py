@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 80 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 81 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import gzip
@@ -254,6 +254,9 @@ def build(landing: Path, outside: Path) -> Corpus:
     os.symlink(s3 / "missing.json", s3 / "topics/dangling.json"); c.kind("dangling link", s3 / "topics/dangling.json", "(path)")
     os.symlink(outside.parent, s3 / "namespaces/linked"); c.kind("link to a directory outside", s3 / "namespaces/linked", "(path)")
     os.mkfifo(s3 / "config/runtime/fifo.json"); c.kind("FIFO", s3 / "config/runtime/fifo.json", "(path)")
+    deeper = bd3[0].parent / "deeper"  # a folder below the format's deepest (lb/bundle-data/<tenant>/<namespace>/)
+    (deeper / "still").mkdir(parents=True); shutil.copy(bd3[0], deeper / "still" / bd3[0].name)
+    c.kind("folder nested deeper than the format", deeper, "(path)")
     cluster = s[0].parent
     (cluster / f"{DEMO_DAY}T09-30-00Z").mkdir(); c.kind("empty snapshot directory", cluster / f"{DEMO_DAY}T09-30-00Z", "(directory)")
     half = cluster / f"{DEMO_DAY}T09-45-00Z"

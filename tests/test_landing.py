@@ -3,6 +3,8 @@ and refuses by name what the snapshot format never writes."""
 
 import json
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +79,40 @@ def test_directory_names_that_are_no_time_of_the_day_are_refused(snapshot):
     assert "failure_domains" not in files
 
 
+def _nest(folder, levels: int, file: str) -> None:
+    """``levels`` folders ``d`` one in another under ``folder``, ``file`` at the bottom: created through directory
+    descriptors, as a path that long could not even be opened."""
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("d", dir_fd=fd)
+        fd, parent = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+        os.close(parent)
+    os.close(os.open(file, os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.close(fd)
+
+
+def test_folders_nested_past_the_format_are_refused_and_the_deepest_it_writes_are_listed(snapshot):
+    """1,500 nested folders (a path past PATH_MAX) overflowed the recursion and stopped the night."""
+    import subprocess
+
+    (snapshot / "lb/bundle-data/t/n/extra").mkdir(parents=True)
+    (snapshot / "lb/bundle-data/t/n/0x00000000_0x40000000.json").write_text("{}")
+    (snapshot / "lb/bundle-data/t/n/extra/0x00000000_0x40000000.json").write_text("{}")
+    _nest(snapshot / "topics", 1500, "b2_8080.json")
+    _nest(snapshot / "namespaces/t", 1500, "n2.json")  # validate-snapshot and the what-ifs look for namespaces too
+    try:
+        listing, files, refused = _listed(snapshot)
+        validated = subprocess.run([sys.executable, "-m", "lb_pipeline.cli", "validate-snapshot", "--recursive",
+                                    snapshot.parents[1]], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    finally:
+        subprocess.run(["rm", "-rf", snapshot / "topics/d", snapshot / "namespaces/t/d"], check=True)  # rmtree recurses
+    assert files["bundle_data"] == ["lb/bundle-data/t/n/0x00000000_0x40000000.json"]
+    assert files["topic_stats"] == ["topics/b_8080.json"]
+    deep = [(u.rsplit(snapshot.name + "/", 1)[-1], f) for u, f, why in listing.refused if "deeper" in why]
+    assert deep == [("lb/bundle-data/t/n/extra", "(path)"), ("namespaces/t/d/d/d", "(path)"), ("topics/d/d/d/d", "(path)")]
+    assert f"{snapshot}: " in validated.stdout and "RecursionError" not in validated.stderr, validated.stderr[-2000:]
+
+
 def test_files_over_the_size_limit_are_refused_by_size(snapshot, monkeypatch):
     (snapshot / "topics/big_8080.json").write_text(" " * 5000 + "{}")
     _, files, refused = _listed(snapshot, limit=4096)
@@ -120,8 +156,6 @@ def test_names_that_are_not_utf8_are_refused_with_their_bytes_escaped(snapshot):
 def test_validate_snapshot_names_a_folder_that_is_not_utf8_on_a_strict_terminal(snapshot):
     import shutil
     import subprocess
-    import sys
-    from pathlib import Path
 
     bad = snapshot.parents[1] / os.fsdecode(b"bad\xffc") / snapshot.name
     shutil.copytree(snapshot, bad)

@@ -123,22 +123,39 @@ def list_snapshot(out: DayListing, directory: str, globs, limit: int) -> DayList
     """Adds one local snapshot directory's files (by the same rules) to ``out``."""
     if problem := _cluster_problem(os.path.basename(os.path.dirname(directory))):
         out.refused.append((shown(f"file:{directory}"), "(directory)", problem))
-    elif not _walk(out, directory, directory, globs, limit):
+    elif not _walk(out, directory, directory, globs, limit, _deepest(globs)):
         out.empty_dirs.append(f"file:{directory}")
     return out
 
 
-def _walk(out: DayListing, top: str, folder: str, globs, limit: int) -> bool:
-    """Lists ``folder`` (inside snapshot ``top``) without following links; whether it held any file."""
+def _deepest(globs) -> int:
+    """How many directories deep the snapshot format nests a file (``lb/bundle-data/<tenant>/<namespace>/``: 4)."""
+    return max(g.count("/") for g in (*NOT_INGESTED, *(g for gs in globs.values() for g in gs)))
+
+
+def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int) -> bool:
+    """Lists ``folder`` (inside snapshot ``top``) without following links, at most ``levels`` directories further
+    down; whether it held any file. A deeper directory, or one that cannot be listed, is refused by name: thousands
+    of nested folders had overflowed the recursion (and paths past PATH_MAX cannot even be opened)."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        out.refused.append((shown(f"file:{folder}"), "(path)", f"refused: a directory that cannot be listed "
+                                                               f"({exc.strerror or exc}): nothing in it read"))
+        return True
     seen = False
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    for entry in entries:
         uri, relative = f"file:{entry.path}", os.path.relpath(entry.path, top)
         info = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
             out.refused.append((shown(uri), "(path)", "refused: a symbolic link (never followed, not read)"))
             seen = True
+        elif stat.S_ISDIR(info.st_mode) and levels == 0:
+            out.refused.append((shown(uri), "(path)", "refused: a directory deeper than the snapshot format nests "
+                                                      "(docs/snapshot-format.md): nothing in it read"))
+            seen = True
         elif stat.S_ISDIR(info.st_mode):
-            seen = _walk(out, top, entry.path, globs, limit) or seen
+            seen = _walk(out, top, entry.path, globs, limit, levels - 1) or seen
         elif stat.S_ISREG(info.st_mode):
             _classify(out, uri, relative, info.st_size, globs, limit)
             seen = True

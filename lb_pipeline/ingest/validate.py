@@ -101,7 +101,7 @@ def _findings(root: Path, tolerance: float) -> list[Finding]:
                                 "configuration, which this snapshot is replayed under (the nearest snapshot's stands in)"))
 
     layouts: dict[str, bm.NamespaceBundles] = {}
-    for ns_file in sorted((root / "namespaces").rglob("*.json")):
+    for ns_file in layout.namespace_files(root):
         rel = str(ns_file.relative_to(root))
         namespace = rel[len("namespaces/"):-len(".json")]
         doc = read(rel)

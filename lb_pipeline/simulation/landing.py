@@ -171,7 +171,7 @@ def _read(path: Path, root: Path, notes: list[str]):
 def _policies(d: Path, root: Path, notes: list[str]) -> tuple[dict, dict, dict]:
     """(namespace → anti-affinity group, broker → failure domain, isolation policies) of one snapshot."""
     groups = {}
-    for f in sorted((d / "namespaces").rglob("*.json")):
+    for f in layout.namespace_files(d):
         doc = _read(f, root, notes)
         if isinstance(doc, dict) and isinstance(doc.get("antiAffinityGroup"), str):
             groups[str(f.relative_to(d / "namespaces"))[: -len(".json")]] = doc["antiAffinityGroup"]

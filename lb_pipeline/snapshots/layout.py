@@ -76,6 +76,34 @@ def namespace_file(namespace: str) -> str:
 NAMESPACE_GLOBS = ("namespaces/*/*.json", "namespaces/*/*/*.json")
 
 
+def namespace_files(snapshot: Path) -> list[Path]:
+    """The snapshot's namespace files where ``NAMESPACE_GLOBS`` puts them, found without following a link to a folder
+    and without looking deeper: ``rglob`` overflowed Python's recursion on a folder thousands of levels deep."""
+    top, found = Path(snapshot) / "namespaces", []
+    for folder, dirs, files in os.walk(top):  # os.walk never follows a link to a folder
+        depth = len(Path(folder).relative_to(top).parts)
+        if depth >= 2:
+            dirs.clear()
+        found += [Path(folder, f) for f in files if depth and f.endswith(".json")]
+    return sorted(found)
+
+
+def find_snapshots(root: Path) -> list[Path]:
+    """Every directory at or under ``root`` holding a manifest (not looking inside one), searched with a stack,
+    not recursion, and never through a link; folders that cannot be listed are passed over."""
+    found, stack = [], [Path(root)]
+    while stack:
+        folder = stack.pop()
+        if (folder / MANIFEST).is_file():
+            found.append(folder)
+            continue
+        try:
+            stack += [Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+    return sorted(found)
+
+
 def snapshot_dir_name(ts_ms: int) -> str:
     return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc).strftime(TS_FORMAT)
 

@@ -140,7 +140,7 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
             for bundle in _checked(root, layout.ownership(b), parse_ownership, b):
                 ownership[bundle] = b
     layouts, groups = {}, {}
-    for f in sorted((root / "namespaces").rglob("*.json")):
+    for f in layout.namespace_files(root):
         ns = str(f.relative_to(root / "namespaces"))[: -len(".json")]
         ns_rows, problems = cp.parse_namespace(_json(root, str(f.relative_to(root))), ns)
         _refuse(f, problems)
