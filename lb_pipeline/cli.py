@@ -282,12 +282,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from lb_pipeline.terminal import escaping_output
+
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except LbError as exc:
-        print(f"lb-pipeline: {exc}", file=sys.stderr)
-        return 2
+    with escaping_output():
+        try:
+            return args.func(args)
+        except LbError as exc:
+            print(f"lb-pipeline: {exc}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,34 @@
+"""The command line prints names from the snapshots escaped where a terminal would hide or obey them
+(``lb_pipeline.terminal``): a topic named with a right-to-left override read as another name."""
+
+from __future__ import annotations
+
+import json
+
+from lb_pipeline.cli import main
+from lb_pipeline.terminal import escaped
+from tests.conftest import DEMO_DAY
+
+DISGUISED = "orders-1\u202egnp.exe\u200b\x1b[2J"
+
+
+def test_controls_and_invisible_format_characters_are_escaped_and_the_rest_passes():
+    assert escaped("a\u202eb\u200bc\x1b[2J\u2028d\udcffe") == "a\\u202eb\\u200bc\\x1b[2J\\u2028d\\udcffe"
+    assert escaped("ünïcode 名前 🙂\n\ttab\r") == "ünïcode 名前 🙂\n\ttab\r"
+    assert escaped("\U000e0041") == "\\U000e0041"  # a tag character: invisible
+
+
+def test_validate_snapshot_prints_a_disguised_topic_name_escaped(tmp_path, capsys):
+    from lb_pipeline.snapshots.generate import generate
+
+    generate(tmp_path, "demo", seed=11, start=f"{DEMO_DAY}T08:00:00Z", snapshots=1)
+    stats = sorted(tmp_path.glob("*/*/topics/*.json"))[0]
+    doc = json.loads(stats.read_text())
+    topics = next(iter(next(iter(doc.values())).values()))["persistent"]
+    name = next(iter(topics))
+    topics[name + DISGUISED] = topics.pop(name)  # hashes elsewhere: validate-snapshot names it
+    stats.write_text(json.dumps(doc))
+    assert main(["validate-snapshot", str(stats.parents[1])]) == 1
+    out = capsys.readouterr().out
+    assert f"{name}orders-1\\u202egnp.exe\\u200b\\x1b[2J" in out
+    assert not any(c in out for c in "\u202e\u200b\x1b")
