@@ -1,21 +1,22 @@
-"""The command line prints names from the snapshots escaped where a terminal would hide or obey them
-(``lb_pipeline.terminal``): a topic named with a right-to-left override read as another name."""
+"""Names from the snapshots are shown escaped where a terminal or a browser would hide or obey them
+(``model.names.visible``): a topic named with a right-to-left override read as another name on the command line,
+and an anti-affinity group so named would in the report."""
 
 from __future__ import annotations
 
 import json
 
 from lb_pipeline.cli import main
-from lb_pipeline.terminal import escaped
+from lb_pipeline.model.names import visible
 from tests.conftest import DEMO_DAY
 
 DISGUISED = "orders-1\u202egnp.exe\u200b\x1b[2J"
 
 
 def test_controls_and_invisible_format_characters_are_escaped_and_the_rest_passes():
-    assert escaped("a\u202eb\u200bc\x1b[2J\u2028d\udcffe") == "a\\u202eb\\u200bc\\x1b[2J\\u2028d\\udcffe"
-    assert escaped("ünïcode 名前 🙂\n\ttab\r") == "ünïcode 名前 🙂\n\ttab\r"
-    assert escaped("\U000e0041") == "\\U000e0041"  # a tag character: invisible
+    assert visible("a\u202eb\u200bc\x1b[2J\u2028d\udcffe") == "a\\u202eb\\u200bc\\x1b[2J\\u2028d\\udcffe"
+    assert visible("ünïcode 名前 🙂\n\ttab\r") == "ünïcode 名前 🙂\n\ttab\r"
+    assert visible("\U000e0041") == "\\U000e0041"  # a tag character: invisible
 
 
 def test_validate_snapshot_prints_a_disguised_topic_name_escaped(tmp_path, capsys):
@@ -32,3 +33,15 @@ def test_validate_snapshot_prints_a_disguised_topic_name_escaped(tmp_path, capsy
     out = capsys.readouterr().out
     assert f"{name}orders-1\\u202egnp.exe\\u200b\\x1b[2J" in out
     assert not any(c in out for c in "\u202e\u200b\x1b")
+
+
+def test_the_report_shows_a_disguised_name_escaped_and_its_own_markup_as_it_is():
+    from markupsafe import Markup
+
+    from lb_pipeline.report.render import environment
+
+    page = environment().from_string("<p>{{ message }}</p>{{ chart }}{{ groups|join(', ') }}").render(
+        message=f"broker b holds 2 namespaces of group {DISGUISED}<b>", chart=Markup("<svg>\u200b</svg>"),
+        groups=["a\u202eb", "c"])
+    assert page == ("<p>broker b holds 2 namespaces of group orders-1\\u202egnp.exe\\u200b\\x1b[2J&lt;b&gt;</p>"
+                    "<svg>\u200b</svg>a\\u202eb, c")

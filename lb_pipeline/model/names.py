@@ -7,7 +7,8 @@
 * broker ids: ``host:port`` with a DNS name or IPv4 address and a port.
 
 Each check returns ``None`` when the name is valid, else the rule it breaks (for quarantine reasons and
-collector errors).
+collector errors). Names Pulsar does not restrict (a topic's local name, an anti-affinity group, a failure domain)
+are shown through :func:`visible`.
 """
 
 from __future__ import annotations
@@ -61,3 +62,22 @@ def broker_problem(broker: object) -> str | None:
     if not _HOST.fullmatch(host):
         return f"a broker id starts with a host name or IPv4 address, got {broker!r}"
     return None
+
+
+_SUSPECT = re.compile(r"[^\x20-\x7e\n\t\r]")  # printable ASCII is never looked at twice
+_HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # controls, format (bidi, zero-width), lone surrogates, line separators
+
+
+def _escape(match: re.Match) -> str:
+    c = match.group()
+    if unicodedata.category(c) not in _HIDDEN:
+        return c
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with the characters a terminal or browser would hide or obey written as escapes (``\\u202e``): a
+    right-to-left override or a zero-width space makes one name look like another (CVE-2021-42574, "Trojan
+    Source"), and an escape sequence rewrites a terminal. Line breaks and tabs pass, and so does ``\\r`` (the
+    progress bar's)."""
+    return _SUSPECT.sub(_escape, text)

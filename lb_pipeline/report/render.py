@@ -13,6 +13,7 @@ from pathlib import Path
 import jinja2
 
 from lb_pipeline import __version__
+from lb_pipeline.model.names import visible
 
 BROKER_ROWS_SHOWN = 25  # the broker table's hottest rows; the rest fold (a 1,000-broker table is not read)
 
@@ -28,8 +29,11 @@ def templates_dir() -> Path:
 
 
 def environment() -> jinja2.Environment:
+    # Names Pulsar leaves free (anti-affinity groups, failure domains) are shown with a right-to-left override or a
+    # zero-width space escaped (model.names.visible): autoescape stops markup, not a name disguised as another.
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             finalize=lambda v: visible(v) if type(v) is str else v)  # Markup (the charts) as it is
     env.filters["pct"] = lambda v: "–" if v is None else f"{v:.1%}"
     env.filters["num"] = lambda v, d=0: "–" if v is None else f"{v:,.{d}f}"
     env.filters["mib"] = lambda v: "–" if v is None else f"{v / 1048576:,.1f} MiB/s"
