@@ -25,6 +25,7 @@ from lb_pipeline.errors import LbError
 from lb_pipeline.ingest.landing import local_path, shown
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
+from lb_pipeline.terminal import escaping_output
 
 
 # Dagster's console logger prints every engine event at DEBUG; the operator wants the INFO story.
@@ -45,6 +46,11 @@ def days_in(landing: str) -> tuple[list[str], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with escaping_output():  # folder names and failure lines come from the landing folder
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m assets.run", description=__doc__.splitlines()[0])
     parser.add_argument("--landing", default=os.environ.get("LB_LANDING", "landing"),
                         help="folder or URI (s3a://…) of snapshot directories (default: $LB_LANDING or ./landing)")

@@ -45,3 +45,12 @@ def test_the_report_shows_a_disguised_name_escaped_and_its_own_markup_as_it_is()
         groups=["a\u202eb", "c"])
     assert page == ("<p>broker b holds 2 namespaces of group orders-1\\u202egnp.exe\\u200b\\x1b[2J&lt;b&gt;</p>"
                     "<svg>\u200b</svg>a\\u202eb, c")
+
+
+def test_the_main_command_names_a_disguised_folder_escaped(tmp_path, capsys):
+    from assets import run
+
+    (tmp_path / "c1" / f"{DEMO_DAY}T08-00-00Z\u202e").mkdir(parents=True)
+    assert run.main(["--landing", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"c1/{DEMO_DAY}T08-00-00Z\\u202e: not a snapshot time" in err and "\u202e" not in err
