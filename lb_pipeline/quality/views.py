@@ -29,6 +29,12 @@ def _live(read: Read) -> DataFrame:
     return read("bronze", "snapshots").select(*KEYS, F.explode("brokers").alias("live_broker"))
 
 
+def _in_force(read: Read, key: str):
+    """A column: the integer ``key`` in the configuration in force at each row's snapshot (per cluster)."""
+    configs = cluster_configs(read("bronze", "config"), read("bronze", "snapshots"))
+    return per_cluster(configs, lambda c: c.get_int(key), ts="snapshot_ts")
+
+
 def _table(layer: str, table: str, in_day: bool = False) -> Callable[[Read], DataFrame]:
     """The view of a table whose suite needs no derived column (but perhaps the day check)."""
     def view(read: Read) -> DataFrame:
@@ -84,8 +90,7 @@ def broker_usage(read: Read) -> DataFrame:
     every ``loadBalancerReportUpdateMaxIntervalMinutes`` (``ModularLoadManagerImpl.needBrokerDataUpdate``), before the
     collector reads it: one older (a reporter that stopped) or written after the snapshot (a clock ahead) is not the
     load of that moment, and its ``lastUpdate`` decides whose report of a moved bundle the simulation keeps."""
-    max_minutes = per_cluster(cluster_configs(read("bronze", "config"), read("bronze", "snapshots")),
-                              lambda c: c.get_int("loadBalancerReportUpdateMaxIntervalMinutes"), ts="snapshot_ts")
+    max_minutes = _in_force(read, "loadBalancerReportUpdateMaxIntervalMinutes")
     age = (F.unix_millis("snapshot_ts") - F.col("last_update_ms")) / 60_000.0
     written = read("bronze", "broker_reports").select(*KEYS, "broker", "last_update_ms")
     return (read("silver", "broker_usage").join(written, [*KEYS, "broker"], "left")
@@ -188,8 +193,7 @@ def shedding_decisions(read: Read) -> DataFrame:
     # Pulsar purges recently-unloaded bundles older than the grace period before each cycle (ModularLoadManagerImpl,
     # UnloadScheduler): unloading the same bundle again is allowed only once more than the grace period has passed;
     # but TransferShedder checks only the overloaded broker's bundles, not those it swaps back in exchange ("swap")
-    grace_minutes = per_cluster(cluster_configs(read("bronze", "config"), read("bronze", "snapshots")),
-                                lambda c: c.get_int("loadBalancerSheddingGracePeriodMinutes"), ts="snapshot_ts")
+    grace_minutes = _in_force(read, "loadBalancerSheddingGracePeriodMinutes")
     # at the cycle that unloaded (a snapshot's load holds a cycle a minute or so); a lake written before: the snapshot
     at = F.coalesce("unload_ts", "snapshot_ts") if "unload_ts" in df.columns else F.col("snapshot_ts")
     previous = F.lag(at).over(Window.partitionBy("cluster", "strategy", "bundle").orderBy(at))
