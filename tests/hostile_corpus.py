@@ -166,6 +166,8 @@ def build(landing: Path, outside: Path) -> Corpus:
     _edit(ns1 / "initech/payments.json", lambda d: d.update(antiAffinityGroup=7)); c.kind("number for a group", ns1 / "initech/payments.json", "antiAffinityGroup", {"namespaces": 1})
     (ns2 / "acme/bad name;rm -rf ~.json").write_text((ns2 / "acme/orders.json").read_text())
     c.kind("shell metacharacters in a file name", ns2 / "acme/bad name;rm -rf ~.json", "(path)")
+    forged = ns2 / "acme/orders\nquarantine: 0 files, 0 rows - all clean\n.json"  # a line of its own, printed raw
+    forged.write_text((ns2 / "acme/orders.json").read_text()); c.kind("line breaks in a file name", forged, "(path)")
     _edit(ns2 / "stark/audit.json", lambda d: d.update(namespace="stark/au dit")); c.kind("namespace name Pulsar forbids", ns2 / "stark/audit.json", "namespace", {"namespaces": 1})
     _edit(ns2 / "umbrella/clicks.json", lambda d: d.update(namespace="globex/billing"))
     c.kind("namespace twice", ns2 / "umbrella/clicks.json", "namespace", {"namespaces": 1})

@@ -193,3 +193,26 @@ def test_a_worker_reads_only_the_regular_file_it_was_listed(tmp_path):
             read_listed(f"file:{tmp_path / name}", 100)
     with pytest.raises(ValueError, match="at most 5 bytes"):
         read_listed(f"file:{good}", 5)
+
+
+def test_validate_snapshot_reads_nothing_behind_a_link_it_refuses(tmp_path):
+    """It reported a linked folder refused and then read the files behind it (outside the landing), and a link
+    named with bytes that are not UTF-8 too (it no longer knew that name for the one refused)."""
+    import shutil
+
+    from lb_pipeline.ingest.validate import validate_snapshot
+    from lb_pipeline.snapshots.generate import generate
+
+    generate(tmp_path / "landing", "demo", seed=11, start=f"{DAY}T08:00:00Z", snapshots=1)
+    snap, outside = next((tmp_path / "landing").glob("*/*")), tmp_path / "outside"
+    shutil.copytree(snap / "lb/brokers", outside)
+    for report in outside.iterdir():
+        report.write_text('{"outside": ')  # what reading it would report
+    shutil.rmtree(snap / "lb/brokers")
+    os.symlink(outside, snap / "lb/brokers")
+    namespace = sorted((snap / "namespaces").glob("*/*.json"))[0]
+    os.symlink(next(outside.iterdir()), os.fsencode(namespace.parent) + b"/ev\xffil.json")
+    findings = [(f.file, f.field, f.message) for f in validate_snapshot(snap)]
+    link = "refused: a symbolic link (never followed, not read)"
+    assert findings == [("lb/brokers", "(path)", link),
+                        (f"namespaces/{namespace.parent.name}/ev\\xffil.json", "(path)", link)]

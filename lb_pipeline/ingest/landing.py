@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from lb_pipeline.formats.values import max_file_bytes
-from lb_pipeline.model.names import entity_problem
+from lb_pipeline.model.names import entity_problem, one_line
 from lb_pipeline.snapshots.layout import TS_FORMAT, snapshot_day
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._=-]+")
@@ -40,6 +40,12 @@ class DayListing:
     empty_dirs: list[str] = field(default_factory=list)
     empty_files: list[str] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)  # file URI → its bytes when listed (tasks are packed by it)
+    unread: set[str] = field(default_factory=set)  # the refused URIs as they are (``refused`` holds them shown)
+
+    def refuse(self, uri: str, where: str, reason: str) -> None:
+        """Quarantined by name, never read."""
+        self.refused.append((shown(uri), where, reason))
+        self.unread.add(uri)
 
 
 def tables_of(relative: str, globs: dict[str, tuple[str, ...]]) -> list[str]:
@@ -66,9 +72,10 @@ def list_day(spark, landing: str, day: str, globs: dict[str, tuple[str, ...]], h
 
 
 def shown(path: str) -> str:
-    """A local path as text a table can store: bytes of a name that are not UTF-8 (which Python carries as lone
-    surrogates, and Spark cannot take) written as ``\xff``."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    """A path as text a table can store and a line can show: bytes of a name that are not UTF-8 (which Python
+    carries as lone surrogates, and Spark cannot take) written as ``\xff``, line breaks and invisible characters
+    escaped (:func:`one_line`)."""
+    return one_line(os.fsencode(path).decode("utf-8", "backslashreplace"))
 
 
 def _cluster_problem(name: str) -> str | None:
@@ -79,12 +86,12 @@ def _cluster_problem(name: str) -> str | None:
 def _classify(out: DayListing, uri: str, relative: str, size: int, globs, limit: int) -> None:
     parts = relative.split("/")
     if not all(_SAFE_NAME.fullmatch(p) for p in parts):
-        out.refused.append((shown(uri), "(path)", "expected a file name of the snapshot format (letters, digits and . _ -"
-                                                  " = only), got " + repr(shown(relative))))
+        out.refuse(uri, "(path)", "expected a file name of the snapshot format (letters, digits and . _ -"
+                                  f" = only), got '{shown(relative)}'")
     elif size == 0:
         out.empty_files.append(uri)
     elif size > limit:
-        out.refused.append((uri, "(file)", f"expected at most {limit} bytes (LB_MAX_FILE_BYTES), got {size}: not read"))
+        out.refuse(uri, "(file)", f"expected at most {limit} bytes (LB_MAX_FILE_BYTES), got {size}: not read")
     else:
         tables = tables_of(relative, globs)
         if tables:
@@ -92,8 +99,8 @@ def _classify(out: DayListing, uri: str, relative: str, size: int, globs, limit:
         for table in tables:
             out.files.setdefault(table, []).append(uri)
         if not tables and not any(fnmatch.fnmatchcase(relative, g) for g in NOT_INGESTED):
-            out.refused.append((uri, "(path)", "expected a file of the snapshot format (docs/snapshot-format.md), "
-                                               f"got {relative!r}: not read"))
+            out.refuse(uri, "(path)", "expected a file of the snapshot format (docs/snapshot-format.md), "
+                                      f"got {relative!r}: not read")
 
 
 def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
@@ -103,17 +110,17 @@ def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
     for cluster in sorted(os.scandir(root), key=lambda e: e.name):
         if cluster.name.startswith(".") or not cluster.is_dir(follow_symlinks=False):
             if cluster.is_symlink():
-                out.refused.append((shown(f"file:{cluster.path}"), "(path)", "refused: a symbolic link (never followed)"))
+                out.refuse(f"file:{cluster.path}", "(path)", "refused: a symbolic link (never followed)")
             continue
         for snap in sorted(os.scandir(cluster.path), key=lambda e: e.name):
             if snap.name.startswith(".") or not snap.name.startswith(f"{day}T"):
                 continue
-            uri = shown(f"file:{snap.path}")
+            uri = f"file:{snap.path}"
             if snap.is_symlink() or not snap.is_dir(follow_symlinks=False):
                 why = "a symbolic link (never followed)" if snap.is_symlink() else "not a directory"
-                out.refused.append((uri, "(path)", f"refused: {why}"))
+                out.refuse(uri, "(path)", f"refused: {why}")
             elif snapshot_day(snap.name) != day:
-                out.refused.append((uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {shown(snap.name)!r}"))
+                out.refuse(uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got '{shown(snap.name)}'")
             else:
                 list_snapshot(out, snap.path, globs, limit)
     return out
@@ -122,7 +129,7 @@ def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
 def list_snapshot(out: DayListing, directory: str, globs, limit: int) -> DayListing:
     """Adds one local snapshot directory's files (by the same rules) to ``out``."""
     if problem := _cluster_problem(os.path.basename(os.path.dirname(directory))):
-        out.refused.append((shown(f"file:{directory}"), "(directory)", problem))
+        out.refuse(f"file:{directory}", "(directory)", problem)
     elif not _walk(out, directory, directory, globs, limit, _deepest(globs)):
         out.empty_dirs.append(f"file:{directory}")
     return out
@@ -140,19 +147,19 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
-        out.refused.append((shown(f"file:{folder}"), "(path)", f"refused: a directory that cannot be listed "
-                                                               f"({exc.strerror or exc}): nothing in it read"))
+        out.refuse(f"file:{folder}", "(path)", f"refused: a directory that cannot be listed "
+                                               f"({exc.strerror or exc}): nothing in it read")
         return True
     seen = False
     for entry in entries:
         uri, relative = f"file:{entry.path}", os.path.relpath(entry.path, top)
         info = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
-            out.refused.append((shown(uri), "(path)", "refused: a symbolic link (never followed, not read)"))
+            out.refuse(uri, "(path)", "refused: a symbolic link (never followed, not read)")
             seen = True
         elif stat.S_ISDIR(info.st_mode) and levels == 0:
-            out.refused.append((shown(uri), "(path)", "refused: a directory deeper than the snapshot format nests "
-                                                      "(docs/snapshot-format.md): nothing in it read"))
+            out.refuse(uri, "(path)", "refused: a directory deeper than the snapshot format nests "
+                                      "(docs/snapshot-format.md): nothing in it read")
             seen = True
         elif stat.S_ISDIR(info.st_mode):
             seen = _walk(out, top, entry.path, globs, limit, levels - 1) or seen
@@ -160,7 +167,7 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int
             _classify(out, uri, relative, info.st_size, globs, limit)
             seen = True
         else:
-            out.refused.append((shown(uri), "(path)", "refused: not a regular file (device, FIFO or socket; not read)"))
+            out.refuse(uri, "(path)", "refused: not a regular file (device, FIFO or socket; not read)")
             seen = True
     return seen
 
@@ -177,10 +184,10 @@ def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing
         if not st.isDirectory():
             continue
         if problem := _cluster_problem(st.getPath().getParent().getName()):
-            out.refused.append((uri, "(directory)", problem))
+            out.refuse(uri, "(directory)", problem)
             continue
         if snapshot_day(name) != day:
-            out.refused.append((uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {name!r}"))
+            out.refuse(uri, "(directory)", f"expected a snapshot time {TS_FORMAT}, got {name!r}")
             continue
         files = fs.listFiles(st.getPath(), True)
         seen = False

@@ -19,6 +19,7 @@ from lb_pipeline.quality import row_rules
 class SnapshotCheck:
     quarantined: list[dict] = field(default_factory=list)  # bronze/quarantine rows, as ingest writes them
     unread: set[str] = field(default_factory=set)  # paths ingest refuses to open (links, devices, oversized, empty)
+    readable: set[str] = field(default_factory=set)  # the paths it would read (listed, no link on the way)
     manifest_usable: bool = False
 
 
@@ -27,7 +28,8 @@ def check_snapshot(directory: str, limit: int | None = None) -> SnapshotCheck:
     limit = max_file_bytes() if limit is None else limit
     listing = list_snapshot(DayListing(), root, {t.name: t.globs for t in TABLES.values()}, limit)
     out.quarantined += listing_quarantine(listing)
-    out.unread = {u[len("file:"):] for u in [*(r[0] for r in listing.refused), *listing.empty_files]}
+    out.unread = {u[len("file:"):] for u in [*listing.unread, *listing.empty_files]}
+    out.readable = {u[len("file:"):] for uris in listing.files.values() for u in uris}
 
     manifests: dict[str, list[str] | None] = {}
     for uri in listing.files.get("snapshots", []):

@@ -13,6 +13,7 @@ Checks, in the order a replay depends on them:
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,13 @@ from pathlib import Path
 from lb_pipeline.formats import brokers as fb
 from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats import topics as ft
-from lb_pipeline.formats.values import FileProblem, encodable_rows, load_json, printable
-from lb_pipeline.ingest.landing import shown
-from lb_pipeline.ingest.snapshot_check import check_snapshot
+from lb_pipeline.formats.values import FileProblem, encodable_rows, load_json, max_file_bytes, printable
+from lb_pipeline.ingest.landing import read_listed, shown
+from lb_pipeline.ingest.snapshot_check import SnapshotCheck, check_snapshot
 from lb_pipeline.ingest.tables import locate
 from lb_pipeline.model import bundles as bm
 from lb_pipeline.model import topic_stats
+from lb_pipeline.model.names import one_line
 from lb_pipeline.snapshots import layout
 
 
@@ -39,22 +41,25 @@ class Finding:
         object.__setattr__(self, "field", printable(self.field))
         object.__setattr__(self, "message", printable(self.message))
 
-    def __str__(self) -> str:
-        return f"{self.file}: {self.field}: {self.message}"
+    def __str__(self) -> str:  # one line, whatever the names in it hold
+        return one_line(f"{self.file}: {self.field}: {self.message}")
 
 
-def _read(root: Path, rel: str, findings: list[Finding], unread: set[str] = frozenset()):
-    path = root / rel
-    if str(path.absolute()) in unread:  # refused by name (a link, a device, oversized): reported, never opened
-        return None
-    if not path.is_file():
-        findings.append(Finding(rel, "(file)", "missing"))
+def _read(root: Path, rel: str, findings: list[Finding], ingest: SnapshotCheck):
+    """A file ingest would read, read as its workers do (never through a link); None for any other (a file refused
+    by name, under a linked folder or empty is reported from the listing, never opened)."""
+    path = str((root / rel).absolute())
+    if path not in ingest.readable:
+        if path not in ingest.unread and not os.path.isfile(path):
+            findings.append(Finding(rel, "(file)", "missing"))
         return None
     try:
-        return load_json(path.read_bytes())
+        return load_json(read_listed(path, max_file_bytes()))
     except FileProblem as exc:
         findings.append(Finding(rel, exc.problem.field, exc.problem.reason))
-        return None
+    except ValueError as exc:  # changed since the listing (read_listed's reasons)
+        findings.append(Finding(rel, "(file)", str(exc)))
+    return None
 
 
 def _parse(parser, rel: str, findings: list[Finding], *args) -> tuple:
@@ -89,7 +94,7 @@ def _findings(root: Path, tolerance: float) -> list[Finding]:
     if not ingest.manifest_usable:
         return findings + [Finding(layout.MANIFEST, "(snapshot)", "no usable manifest.json: ingest would quarantine "
                                                                   "every file of this snapshot")]
-    read = lambda rel: _read(root, rel, findings, ingest.unread)  # noqa: E731
+    read = lambda rel: _read(root, rel, findings, ingest)  # noqa: E731
     rows, _ = cp.parse_manifest(read(layout.MANIFEST))  # usable: check_snapshot parsed it
     brokers = rows[0]["brokers"]
     missing_parts = set(rows[0]["missing_parts"])

@@ -65,6 +65,7 @@ def broker_problem(broker: object) -> str | None:
 
 
 _SUSPECT = re.compile(r"[^\x20-\x7e\n\t\r]")  # printable ASCII is never looked at twice
+_NOT_ASCII_TEXT = re.compile(r"[^\x20-\x7e]")
 _HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # controls, format (bidi, zero-width), lone surrogates, line separators
 
 
@@ -81,3 +82,10 @@ def visible(text: str) -> str:
     Source"), and an escape sequence rewrites a terminal. Line breaks and tabs pass, and so does ``\\r`` (the
     progress bar's)."""
     return _SUSPECT.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """:func:`visible`, with line breaks and tabs escaped too (``\\x0a``): for a name printed inside a line of
+    output. A file named ``x<newline>quarantine: 0 files`` printed a line of its own that read as the program's
+    (log forging, CWE-117)."""
+    return _NOT_ASCII_TEXT.sub(_escape, text)

@@ -10,6 +10,7 @@ from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.held import HIT_COUNT, held_window
 from lb_pipeline.algorithms.splits.triggers import SplitDecision, limit_notes, modular_split_candidates
 from lb_pipeline.errors import LbError
+from lb_pipeline.model.names import one_line
 from lb_pipeline.snapshots.load import Snapshot
 from lb_pipeline.whatif import commands
 from lb_pipeline.whatif.sustained import MAX_CYCLES, sustained_cycles
@@ -132,7 +133,7 @@ def render_text(results: list[BundleSplitWhatIf], snap: Snapshot) -> str:
                   f"  extensible (DefaultNamespaceBundleSplitStrategyImpl): {r.extensible}"
                   + (f" at cycle {r.extensible_cycle} of the sustained load" if (r.extensible_cycle or 0) > 1 else "")]
         if r.no_split_helps:
-            lines.append(f"  note: topic {r.hottest_topic} carries {r.hottest_topic_share:.0%} of the load; "
+            lines.append(f"  note: topic {one_line(r.hottest_topic or '')} carries {r.hottest_topic_share:.0%} of the load; "
                          "no split can relieve this bundle")
         for o in r.outcomes:
             if not o.splits:
