@@ -226,3 +226,34 @@ def test_whatif_reads_a_broker_the_manifest_lists_twice_once_and_says_so(busy_sn
                             f"{first!r} 2 times: each kept once"]
     assert main(["whatif", "split", str(snap)]) == 0
     assert f"lb-pipeline: note: {loaded.notes[0]}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("part, content, field", [
+    ("lb/broker-load-data", "[" * 100_000 + "]" * 100_000, "(file)"),  # json.loads: RecursionError, a traceback
+    ("lb/broker-load-data", '{"weightedMaxEMA": "high"}', "weightedMaxEMA"),
+    ("lb/top-bundles", '{"topBundlesLoadData": [{"bundleName": "t/n/0x00000000_0xffffffff", "stats": {'
+                       '"msgThroughputIn": "lots"}}]}', "topBundlesLoadData[0].stats.msgThroughputIn"),
+    ("lb/top-bundles", '{"topBundlesLoadData": [7]}', "topBundlesLoadData[0]"),
+])
+def test_transfer_shedder_leaves_out_extensible_files_it_cannot_read_and_says_so(
+        busy_snapshot, tmp_path, capsys, part, content, field):
+    """Ingest never reads these files; the what-if fed them to TransferShedder as they were."""
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    victim = sorted((snap / part).glob("*.json"))[0]
+    victim.write_text(content)
+    assert main(["whatif", "shed", str(snap), "--strategy", "TransferShedder", "--json"]) == 0
+    note = next(n for n in json.loads(capsys.readouterr().out)[0]["notes"] if n.startswith("input: "))
+    assert note.startswith(f"input: derived from the modular LocalBrokerData (the snapshot's own files left out: "
+                           f"{victim}: field '{field}': expected "), note
+
+
+def test_whatif_reads_nothing_behind_a_linked_folder(busy_snapshot, tmp_path, capsys):
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    shutil.move(snap / "lb" / "brokers", tmp_path / "elsewhere")
+    (snap / "lb" / "brokers").symlink_to(tmp_path / "elsewhere")
+    for command in (["split"], ["shed", "--all"]):
+        assert main(["whatif", *command, str(snap)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"lb-pipeline: {snap}/lb/brokers/") and "not a symbolic link or behind one" in err, err

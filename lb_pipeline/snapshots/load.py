@@ -62,10 +62,11 @@ class Snapshot:
         return out
 
 
-def _json(root: Path, rel: str, required: bool = True):
+def read_json(root: Path, rel: str, required: bool = True):
+    """One file of the snapshot ``root``, refused (an :class:`InputError`) where ingest would refuse it."""
     path = root / rel
-    if path.is_symlink():  # the same boundary as ingest (ingest/landing.py): links are never followed
-        raise InputError(str(path), "(path)", "a regular file, not a symbolic link")
+    if path.is_symlink() or not path.resolve().is_relative_to(root.resolve()):  # ingest's boundary: no link followed
+        raise InputError(str(path), "(path)", "a regular file inside the snapshot, not a symbolic link or behind one")
     if not path.is_file():
         if required:
             raise InputError(str(path), "(file)", "the file to exist (see docs/snapshot-format.md)")
@@ -86,7 +87,7 @@ def _refuse(path: Path, problems: list) -> None:
 def _checked(root: Path, rel: str, parse, broker: str) -> dict:
     """A broker's file as Pulsar wrote it, refused where ingest would quarantine any of it (``parse`` is its
     parser in ``formats``, returning rows and problems, alternately)."""
-    doc = _json(root, rel)
+    doc = read_json(root, rel)
     try:
         parsed = parsed_whole(parse, doc, broker)
     except FileProblem as exc:  # nothing of the file usable (an array where Pulsar writes an object)
@@ -98,7 +99,7 @@ def _checked(root: Path, rel: str, parse, broker: str) -> dict:
 def _config(root: Path, rel: str, notes: list[str]) -> dict[str, str | None]:
     """A config file's values. A value Pulsar cannot convert is left out with a note, as ingest quarantines that
     key alone: a broker logs it and keeps the value it had (``BrokerService.updateDynamicServiceConfiguration``)."""
-    doc = _json(root, rel, required=False)
+    doc = read_json(root, rel, required=False)
     if doc is None:
         return {}
     try:
@@ -142,19 +143,19 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
     layouts, groups = {}, {}
     for f in layout.namespace_files(root):
         ns = str(f.relative_to(root / "namespaces"))[: -len(".json")]
-        ns_rows, problems = cp.parse_namespace(_json(root, str(f.relative_to(root))), ns)
+        ns_rows, problems = cp.parse_namespace(read_json(root, str(f.relative_to(root))), ns)
         _refuse(f, problems)
         ns = ns_rows[0]["namespace"]  # the file's own name for it (a ':' cannot be in a file name)
         layouts[ns] = NamespaceBundles(ns, parse_boundaries(ns_rows[0]["boundaries"]))
         groups[ns] = ns_rows[0]["anti_affinity_group"]
     bundle_data = {}
     for f in sorted((root / "lb" / "bundle-data").glob("*/*/*.json")):
-        bundle_data[str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]] = _json(root, str(f.relative_to(root)))
+        bundle_data[str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]] = read_json(root, str(f.relative_to(root)))
     domains = {}
-    for domain, v in (_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
+    for domain, v in (read_json(root, layout.FAILURE_DOMAINS, required=False) or {}).items():
         for b in (v or {}).get("brokers", []):
             domains[b] = domain
-    isolation, problems = cp.isolation_policy_map(_json(root, layout.ISOLATION_POLICIES, required=False) or {})
+    isolation, problems = cp.isolation_policy_map(read_json(root, layout.ISOLATION_POLICIES, required=False) or {})
     _refuse(root / layout.ISOLATION_POLICIES, problems)  # a policy ingest would quarantine
     return Snapshot(root, manifest, brokers, leader, reports, topics, ownership, layouts, groups, bundle_data,
                     config, domains, isolation, notes)
@@ -166,7 +167,7 @@ def snapshot_config(directory: str | Path, profile: str | None = None) -> tuple[
     root = Path(directory)
     if not root.is_dir():
         raise InputError(str(root), "(directory)", "a snapshot directory")
-    manifest = _json(root, layout.MANIFEST)
+    manifest = read_json(root, layout.MANIFEST)
     rows, problems = cp.parse_manifest(manifest)
     if not rows:
         _refuse(root / layout.MANIFEST, problems)
