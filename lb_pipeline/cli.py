@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lb_pipeline.cli_types import count, day, key_value, positions, positive, size, tolerance, utc_time
 from lb_pipeline.errors import LbError
+from lb_pipeline.model.names import one_line
 
 
 def _generate(args) -> int:
@@ -109,7 +110,7 @@ def _loaded(args):  # the snapshot of a what-if; what was left out of it is said
 
     snap = load_snapshot(args.snapshot, profile=args.profile)
     for note in snap.notes:
-        print(f"lb-pipeline: note: {note}", file=sys.stderr)
+        print(f"lb-pipeline: note: {one_line(note)}", file=sys.stderr)
     return snap
 
 
@@ -120,7 +121,7 @@ def _whatif_split(args) -> int:
     said = len(snap.notes)
     results = whatif_split(snap, args.namespace, args.assume_sustained, args.positions)
     for note in snap.notes[said:]:
-        print(f"lb-pipeline: note: {note}", file=sys.stderr)
+        print(f"lb-pipeline: note: {one_line(note)}", file=sys.stderr)
     print(json.dumps(to_json(results), indent=2) if args.json else render_text(results, snap))
     return 0
 
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return args.func(args)
         except LbError as exc:
-            print(f"lb-pipeline: {exc}", file=sys.stderr)
+            print(f"lb-pipeline: {one_line(str(exc))}", file=sys.stderr)  # names in it
             return 2
 
 

@@ -65,6 +65,21 @@ def test_whatif_split_names_a_hot_topic_on_one_line(tmp_path):
     assert not any(line.startswith("FAKE") for line in text.splitlines())
 
 
+def test_whatif_and_simulate_name_a_file_with_line_breaks_on_one_line(tmp_path, capsys):
+    from lb_pipeline.simulation.local import render_text
+
+    snapshot = _snapshot(tmp_path)
+    odd = snapshot / "namespaces" / "acme" / "x\nFAKE: fine.json"
+    odd.write_text((snapshot / "namespaces" / "acme" / "orders.json").read_text())
+    assert main(["whatif", "split", str(snapshot)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lb-pipeline: {snapshot}/namespaces/acme/x\\x0aFAKE: fine.json: field 'namespace'")
+    assert err.count("\n") == 1
+    text = render_text({"cluster": "c", "snapshots": 2, "brokers": 1, "bundles": 1, "runs": [], "notes": [f"{odd}: left out"],
+                        "recommendation": {"rationale": "keep", "broker_conf": "", "commands": []}})
+    assert text.endswith(f"note: {snapshot}/namespaces/acme/x\\x0aFAKE: fine.json: left out")
+
+
 def test_the_report_shows_a_disguised_name_escaped_and_its_own_markup_as_it_is():
     from markupsafe import Markup
 

@@ -10,6 +10,7 @@ import pandas as pd
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import legacy_reason
+from lb_pipeline.model.names import one_line
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
@@ -74,5 +75,5 @@ def render_text(result: dict) -> str:
         lines += ["", "broker.conf:", *("  " + x for x in rec["broker_conf"].splitlines())]
     if rec["commands"]:
         lines += ["", "or, on a running cluster:", *("  " + c for c in rec["commands"])]
-    lines += ["", *("note: " + n for n in result["notes"])]
+    lines += ["", *("note: " + one_line(n) for n in result["notes"])]
     return "\n".join(lines)
