@@ -257,3 +257,19 @@ def test_whatif_reads_nothing_behind_a_linked_folder(busy_snapshot, tmp_path, ca
         assert main(["whatif", *command, str(snap)]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"lb-pipeline: {snap}/lb/brokers/") and "not a symbolic link or behind one" in err, err
+
+
+def test_whatif_leaves_out_bundle_data_ingest_would_quarantine_and_names_it(busy_snapshot, tmp_path, capsys):
+    """A string for a rate in one BundleData stopped both what-ifs with a ValueError traceback."""
+    snap = tmp_path / busy_snapshot.name
+    shutil.copytree(busy_snapshot, snap)
+    victim = sorted((snap / "lb" / "bundle-data").glob("*/*/*.json"))[0]
+    doc = json.loads(victim.read_text())
+    doc["shortTermData"]["msgRateIn"] = "lots"
+    victim.write_text(json.dumps(doc))
+    for command in (["split"], ["shed", "--all"]):
+        assert main(["whatif", *command, str(snap), "--json"]) == 0
+        assert (f"lb-pipeline: note: {victim}: field 'shortTermData.msgRateIn': expected a number, got a string "
+                "'lots'; left out, as the nightly run leaves it\n") in capsys.readouterr().err
+    bundle = str(victim.relative_to(snap / "lb" / "bundle-data"))[: -len(".json")]
+    assert bundle in load_snapshot(busy_snapshot).bundle_data and bundle not in load_snapshot(snap).bundle_data
