@@ -62,8 +62,9 @@ class Snapshot:
         return out
 
 
-def read_json(root: Path, rel: str, required: bool = True):
-    """One file of the snapshot ``root``, refused (an :class:`InputError`) where ingest would refuse it."""
+def read_json(root: Path, rel: str, required: bool = True, check=lambda doc: doc):
+    """One file of the snapshot ``root``, refused (an :class:`InputError`) where ingest would refuse it or where
+    ``check(doc)`` raises a :class:`FileProblem`; what ``check`` returns."""
     path = root / rel
     if path.is_symlink() or not path.resolve().is_relative_to(root.resolve()):  # ingest's boundary: no link followed
         raise InputError(str(path), "(path)", "a regular file inside the snapshot, not a symbolic link or behind one")
@@ -74,7 +75,7 @@ def read_json(root: Path, rel: str, required: bool = True):
     if path.stat().st_size > max_file_bytes():
         raise InputError(str(path), "(file)", f"at most {max_file_bytes()} bytes (LB_MAX_FILE_BYTES)", path.stat().st_size)
     try:
-        return load_json(path.read_bytes())
+        return check(load_json(path.read_bytes()))
     except FileProblem as exc:
         raise InputError(str(path), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
 

@@ -12,7 +12,6 @@ from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, deri
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.errors import InputError
 from lb_pipeline.formats.extensible import check_broker_load_data, check_top_bundles
-from lb_pipeline.formats.values import FileProblem
 from lb_pipeline.model.load_manager import configured_strategy, legacy_reason
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import Snapshot, read_json
@@ -40,25 +39,15 @@ def _rate_spread(load: LoadData) -> float:
 def extensible_load(snap: Snapshot) -> ExtensibleLoad:
     """The snapshot's own BrokerLoadData and top bundles when every broker has both, readable as Pulsar writes
     them; else derived from modular data (the source says why, when a file could not be used)."""
-    root = snap.directory
-
-    def read(rel: str, check):
-        try:
-            doc = read_json(root, rel, required=False)
-            return None if doc is None else check(doc)
-        except FileProblem as exc:
-            raise InputError(str(root / rel), exc.problem.field, exc.problem.reason.removeprefix("expected ")) from None
-
-    derived = lambda: derive_from_modular(snap.reports, snap.config, snap.timestamp_ms, groups=snap.groups,  # noqa: E731
-                                          owners=snap.ownership)
+    root, why = snap.directory, None
     try:
-        brokers = {b: read(layout.broker_load_data(b), check_broker_load_data) for b in snap.brokers}
-        tops = {b: read(layout.top_bundles(b), check_top_bundles) for b in snap.brokers}
+        brokers = {b: read_json(root, layout.broker_load_data(b), False, check_broker_load_data) for b in snap.brokers}
+        tops = {b: read_json(root, layout.top_bundles(b), False, check_top_bundles) for b in snap.brokers}
     except InputError as exc:
-        ext = derived()
-        return replace(ext, source=f"{ext.source} (the snapshot's own files left out: {exc})")
-    if None in (*brokers.values(), *tops.values()):
-        return derived()
+        why = exc
+    if why or None in (*brokers.values(), *tops.values()):
+        ext = derive_from_modular(snap.reports, snap.config, snap.timestamp_ms, groups=snap.groups, owners=snap.ownership)
+        return replace(ext, source=f"{ext.source} (the snapshot's own files left out: {why})") if why else ext
     return ExtensibleLoad(brokers, tops, list(snap.brokers), dict(snap.ownership),
                           {ns for ns, g in snap.groups.items() if g}, source="BrokerLoadData and top bundles of the snapshot")
 
