@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from lb_pipeline.cli_types import count, day, key_value, positions, positive, size, tolerance, utc_time
+from lb_pipeline.cli_types import broker_log, count, day, key_value, positions, positive, size, tolerance, utc_time
 from lb_pipeline.errors import LbError
 from lb_pipeline.model.names import one_line
 
@@ -143,9 +143,15 @@ def _whatif_shed(args) -> int:
 
 
 def _collect(args) -> int:
-    from lb_pipeline.snapshots.collect import client_from_args, collect
+    from lb_pipeline.snapshots.collect import client_from_args, collect, store_from_args
 
-    path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False)
+    store = store_from_args(args)
+    try:
+        path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False,
+                       store=store, broker_logs=dict(args.broker_log or []))
+    finally:
+        if store is not None:
+            store.close()
     manifest = json.loads((path / "manifest.json").read_text())
     state = "complete" if manifest["complete"] else f"INCOMPLETE, missing {', '.join(manifest['missingParts'])}"
     print(f"snapshot written to {path} ({state})")
@@ -240,6 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--retries", type=count, default=2, help="retries per request (default 2)")
     c.add_argument("--max-response-bytes", type=size, default=512 * 1024 * 1024,
                    help="largest response accepted, bytes (default 512 MiB); larger marks the part missing")
+    c.add_argument("--metadata-store", help="also read what the leader decides from (its copies of the load reports, "
+                   "BundleData, broker time averages, its identity) from the metadata store, read only: "
+                   "zk:host:port[,host:port...][/chroot], as the brokers' metadataStoreUrl")
+    c.add_argument("--metadata-store-auth", help="ZooKeeper auth as scheme:credential, e.g. digest:user:password")
+    c.add_argument("--metadata-store-tls", action="store_true", help="connect to ZooKeeper over TLS (with --ca-file, "
+                   "--metadata-store-cert and --metadata-store-key as needed)")
+    c.add_argument("--metadata-store-cert", help="client certificate for ZooKeeper TLS")
+    c.add_argument("--metadata-store-key", help="client key for ZooKeeper TLS")
+    c.add_argument("--broker-log", action="append", type=broker_log, metavar="BROKER=PATH",
+                   help="a broker's log file (host:port=path), repeatable: its load-balancer lines since the previous "
+                   "snapshot are kept in logs/ (unloads, splits and shedding cycles the leader logged)")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=_collect)
 

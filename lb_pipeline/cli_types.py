@@ -50,3 +50,13 @@ size = _checked("size", int, lambda v: v > 0, "A whole number above 0 (bytes, ru
 positive = _checked("positive", float, lambda v: v > 0,  # not NaN either
                     "A number above 0: a timeout of 0 makes a socket non-blocking.")
 tolerance = _checked("tolerance", float, lambda v: v >= 0, "A relative tolerance, 0 or more (below 0, every sum is off).")
+
+
+def broker_log(text: str) -> tuple[str, str]:
+    """``host:port=path``: a broker id (checked as Pulsar's) and its log file."""
+    from lb_pipeline.model.names import broker_problem
+
+    broker, sep, path = text.partition("=")
+    if not sep or not path or broker_problem(broker):
+        raise ValueError(text)
+    return broker, path

@@ -114,7 +114,7 @@ def build(landing: Path, outside: Path) -> Corpus:
     b1[5].write_text(b1[5].read_text().replace("12345.678", "1e400")); c.kind("1e400", b1[5], "msgRateOut", {"broker_reports": 1})
     _edit(b1[0], lambda d: d["cpu"].update(usage=-500.0)); c.kind("cpu.usage -500", b1[0], "cpu_usage", {"broker_reports": 1})
     _edit(b1[1], lambda d: d.update(msgRateIn=1.0e308)); c.kind("rate 1.0E308", b1[1], "msg_rate_in", {"broker_reports": 1})
-    _edit(b1[2], lambda d: d["cpu"].update(limit=150.0)); c.kind("CPU limit not 100 per core", b1[2], "cpu_limit_mod_100", {"broker_reports": 1})
+    _edit(b1[2], lambda d: d["cpu"].update(limit=-150.0)); c.kind("negative CPU limit", b1[2], "cpu_limit", {"broker_reports": 1})
     _edit(b1[3], lambda d: d["lastStats"].update({"acme/orders/0xZZ_0x10": {}})); c.kind("non-hex bundle range", b1[3], "lastStats[acme/orders/0xZZ_0x10]", {})
     _edit(b1[4], lambda d: d.update(msgRateIn="fast")); c.kind("string for a number", b1[4], "msgRateIn", {"broker_reports": 1})
     _edit(o1[2], lambda d: d.update({"acme/orders/0x00000000_0x1ffffffff": d[_first(o1[2])]}))

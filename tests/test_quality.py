@@ -209,15 +209,15 @@ def _materialize_broker_reports(spark, landing, tmp_path):
 
 def test_rows_breaking_a_critical_row_rule_are_quarantined_and_the_day_goes_on(spark, demo_landing, tmp_path):
     landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
-    report = sorted(landing.rglob("lb/brokers/*.json"))[0]  # a CPU limit that is not 100 per core
+    report = sorted(landing.rglob("lb/brokers/*.json"))[0]  # a negative CPU limit
     doc = json.loads(report.read_text())
-    doc["cpu"]["limit"] = 150.0
+    doc["cpu"]["limit"] = -150.0
     report.write_text(json.dumps(doc))
     evaluation, materialized, lake = _materialize_broker_reports(spark, landing, tmp_path)
     assert evaluation.passed and "silver/broker_usage" in materialized
     (row,) = lake.read(spark, "bronze", "quarantine", DEMO_DAY).where("bronze_table = 'broker_reports'").collect()
-    assert row.source_file.endswith(str(report.relative_to(landing))) and row.field == "cpu_limit_mod_100"
-    assert "expectations/bronze.broker_reports.json" in row.reason and json.loads(row.raw)["cpu_limit"] == 150.0
+    assert row.source_file.endswith(str(report.relative_to(landing))) and row.field == "cpu_limit"
+    assert "expectations/bronze.broker_reports.json" in row.reason and json.loads(row.raw)["cpu_limit"] == -150.0
     landed = lake.read(spark, "bronze", "broker_reports", DEMO_DAY).count()
     assert landed == len(list(landing.rglob("lb/brokers/*.json"))) - 1
 

@@ -25,7 +25,7 @@ def test_row_rules_decide_alike_in_spark_at_ingest_and_in_python_for_validate_sn
     rows = _broker_rows(demo_landing)
     assert len(rows) >= 5
     rows[0]["cpu_usage"] = -500.0
-    rows[1]["cpu_limit"] = 150.0
+    rows[1]["cpu_limit"] = -150.0
     rows[2]["msg_rate_in"] = float("nan")
     rows[3]["bandwidth_in_usage"], rows[3]["bandwidth_in_limit"] = -1.0, -1.0  # off Linux: allowed
     rows.append(dict(rows[4]))  # one broker twice
@@ -34,7 +34,7 @@ def test_row_rules_decide_alike_in_spark_at_ingest_and_in_python_for_validate_sn
     spark_kept, spark_rejected = row_rules.split("broker_reports", df)
     assert sorted((r["broker"], f) for r, f, _ in python_rejected) == sorted(
         (json.loads(r.raw)["broker"], r.field) for r in spark_rejected.collect())
-    assert {r[1] for r in python_rejected} == {"cpu_usage", "cpu_limit_mod_100", "msg_rate_in", "broker"}
+    assert {r[1] for r in python_rejected} == {"cpu_usage", "cpu_limit", "msg_rate_in", "broker"}
     assert len(python_kept) == spark_kept.count() == len(rows) - 5
 
 

@@ -99,11 +99,21 @@ def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
             "manifest_cluster": text(doc, "cluster", "cluster", required=False),
             "missing_parts": [str(m) for m in missing] if isinstance(missing, list) else [str(missing)],
             "tool": text(doc, "tool", "tool", required=False),
+            "load_reports_from": _load_reports_from(doc),
         }], [Problem("brokers", f"expected each broker listed once, got {', '.join(repeated[:3])}"
                                 + (f" and {len(repeated) - 3} more repeated" if len(repeated) > 3 else "")
                                 + ": each kept once")] if repeated else []
     except RowProblem as exc:
         return [], [exc.problem]
+
+
+def _load_reports_from(doc: dict) -> str | None:
+    """Where ``lb/brokers`` came from, as the collector says: ``metadata-store`` (the leader's copies, whose
+    ``lastStats`` may be older than ``topics/``) or ``admin-api`` (each broker's fresh report); None otherwise."""
+    collector = doc.get("collector")
+    sources = collector.get("sources") if isinstance(collector, dict) else None
+    source = sources.get("lb/brokers") if isinstance(sources, dict) else None
+    return source if source in ("metadata-store", "admin-api") else None
 
 
 def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:

@@ -9,6 +9,8 @@ from lb_pipeline.formats import values as p
 from lb_pipeline.ingest.landing import DayListing, tables_of
 from lb_pipeline.ingest.tables import TABLES, BronzeTable, locate
 
+# tables whose brokers need not be running: the manifest lists the live ones, a failure domain the configured ones
+_CONFIGURED = ("snapshots", "failure_domains")
 MAX_RAW_BYTES = 1 << 20  # quarantined text kept in the table; the file itself stays in the landing folder
 
 
@@ -32,7 +34,8 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
                   "the snapshot directory has no manifest.json (incomplete or still being written)")
         return [], [quarantine_row(table, path, cluster, ts, "manifest.json", reason, content)]
     try:
-        rows, problems = p.parsed_whole(table.parse, _load(content, max_depth, {} if memo is None else memo), rel)
+        doc = _lines(content) if table.text else _load(content, max_depth, {} if memo is None else memo)
+        rows, problems = p.parsed_whole(table.parse, doc, rel)
         if table.name == "snapshots" and rows:
             declared, second = rows[0]["snapshot_timestamp_ms"], int(ts.timestamp() * 1000)
             named = rows[0].pop("manifest_cluster")
@@ -47,7 +50,7 @@ def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[st
     except Exception as exc:  # noqa: BLE001 (a parser bug hostile input found: the file waits, the night goes on)
         rows, problems = [], [p.Problem("(file)", f"expected a file the parser can read, but it failed with "
                                         f"{type(exc).__name__}: {str(exc)[:200]} (please report)", whole_file=True)]
-    if manifests is not None and table.name != "snapshots" and rows and (broker_of := _broker_key(rows[0])):
+    if manifests is not None and table.name not in _CONFIGURED and rows and (broker_of := _broker_key(rows[0])):
         listed = set(manifests[snapshot_dir])
         unknown = [r for r in rows if broker_of(r) not in listed]
         if unknown:
@@ -70,6 +73,11 @@ def _broker_key(row: dict):
     if str(row.get("source")).startswith("runtime:"):
         return lambda r: r["source"][len("runtime:"):]
     return None
+
+
+def _lines(content: bytes) -> list[str]:
+    """A text file's lines (a log: invalid UTF-8 replaced, not refused; Pulsar's messages are what matter)."""
+    return content.decode("utf-8", errors="replace").splitlines()
 
 
 def _load(content: bytes, max_depth: int | None, memo: dict):

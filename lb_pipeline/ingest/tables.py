@@ -13,9 +13,10 @@ from datetime import datetime, timezone
 
 from lb_pipeline.formats import brokers as fb
 from lb_pipeline.formats import cluster as cp
+from lb_pipeline.formats import events as fe
 from lb_pipeline.formats import topics as ft
 from lb_pipeline.formats.values import Problem
-from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, NAMESPACE_GLOBS, TS_FORMAT, broker_from_file_stem
+from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, LOGS, NAMESPACE_GLOBS, TS_FORMAT, broker_from_file_stem
 
 COMMON = "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string"
 _SNAPSHOT_PATH = re.compile(r"/([^/]+)/(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z)/(.+)$")
@@ -27,6 +28,7 @@ class BronzeTable:
     globs: tuple[str, ...]  # relative to a snapshot directory
     schema: str  # table columns after COMMON
     parse: Callable[[object, str], tuple[list[dict], list[Problem]]]  # (json, relative path) → rows
+    text: bool = False  # lines of text (a log), not a JSON document
 
 
 def _stem(relative: str) -> str:
@@ -59,7 +61,8 @@ _TA = ("num_samples int, max_samples int, msg_rate_in double, msg_rate_out doubl
 TABLES: dict[str, BronzeTable] = {t.name: t for t in (
     BronzeTable("snapshots", ("manifest.json",),
                 "format_version int, snapshot_timestamp_ms long, pulsar_version string, load_manager string, "
-                "leader string, brokers array<string>, complete boolean, missing_parts array<string>, tool string",
+                "leader string, brokers array<string>, complete boolean, missing_parts array<string>, tool string, "
+                "load_reports_from string",
                 lambda doc, rel: cp.parse_manifest(doc)),
     BronzeTable("broker_reports", ("lb/brokers/*.json",),
                 "broker string, cpu_usage double, cpu_limit double, memory_usage double, memory_limit double, "
@@ -96,6 +99,11 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 "source string, key string, value string", _config),
     BronzeTable("failure_domains", ("cluster/failure-domains.json",), "domain string, broker string",
                 lambda doc, rel: cp.parse_failure_domains(doc)),
+    BronzeTable("lb_events", (f"{LOGS}/*.log",),
+                "broker string, line int, event_ts timestamp, kind string, strategy string, bundle string, "
+                "namespace string, bundle_range string, from_broker string, to_broker string, detail string",
+                lambda lines, rel: fe.parse_lb_events(lines, broker_from_file_stem(rel.rsplit("/", 1)[-1][:-4])),
+                text=True),
 )}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _ENTITY = re.compile(r"[-=:.\w]+", re.ASCII)
 _HOST = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
@@ -51,6 +52,26 @@ def namespace_problem(name: object) -> str | None:
         if problem:
             return problem
     return None
+
+
+# NamespaceService's patterns (String.matches: whole string; \d is ASCII in Java)
+_SLA_OR_HEARTBEAT = (re.compile(r"pulsar/[^/]+/[^:]+:[0-9]+"), re.compile(r"pulsar/[^:]+:[0-9]+"),
+                     re.compile(r"sla-monitor/[^/]+/[^:]+:[0-9]+"))
+SYSTEM_NAMESPACE = "pulsar/system"
+# the same as one regular expression (anchored), for Spark's rlike
+SYSTEM_NAMESPACE_PATTERN = "^(" + "|".join([SYSTEM_NAMESPACE, *(p.pattern for p in _SLA_OR_HEARTBEAT)]) + ")$"
+
+
+@lru_cache(maxsize=4096)
+def is_sla_or_heartbeat(namespace: str) -> bool:
+    """``NamespaceService.isSLAOrHeartbeatNamespace``: a broker's own heartbeat or SLA-monitor namespace."""
+    return any(p.fullmatch(namespace) for p in _SLA_OR_HEARTBEAT)
+
+
+@lru_cache(maxsize=4096)
+def is_system_namespace(namespace: str) -> bool:
+    """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system`` or an SLA-monitor/heartbeat namespace."""
+    return namespace == SYSTEM_NAMESPACE or is_sla_or_heartbeat(namespace)
 
 
 def broker_problem(broker: object) -> str | None:

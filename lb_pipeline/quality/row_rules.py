@@ -67,7 +67,6 @@ def _positions(r):
 
 _DERIVED = {
     "in_partition_day": lambda r: r["snapshot_ts"].strftime("%Y-%m-%d") == r["snapshot_date"],
-    "cpu_limit_mod_100": lambda r: None if r["cpu_limit"] is None else math.fmod(r["cpu_limit"], 100),
     "live_broker_count": lambda r: len(r["brokers"] or []),
     "boundaries_cover_ring": lambda r: bool(r["boundaries"]) and _positions(r)[0] == 0 and _positions(r)[-1] == 0xFFFFFFFF,
     "boundaries_increasing": lambda r: all(b > a for a, b in zip(_positions(r), _positions(r)[1:])),

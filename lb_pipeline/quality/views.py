@@ -49,6 +49,11 @@ def snapshots(read: Read) -> DataFrame:
             .withColumn("manifest_offset_s", (F.col("snapshot_timestamp_ms") - F.unix_millis("snapshot_ts")) / 1000.0))
 
 
+def lb_events(read: Read) -> DataFrame:
+    return _in_day(read("bronze", "lb_events")).withColumn("logged_before_snapshot",
+                                                           F.col("event_ts") <= F.col("snapshot_ts") + F.expr("INTERVAL 1 SECOND"))
+
+
 def namespaces(read: Read) -> DataFrame:
     positions = F.transform("boundaries", lambda b: hex_to_long(F.lower(b)))
     return (_in_day(read("bronze", "namespaces"))
@@ -78,7 +83,7 @@ def ownership(read: Read) -> DataFrame:
 
 
 def broker_reports(read: Read) -> DataFrame:
-    return _in_day(read("bronze", "broker_reports")).withColumn("cpu_limit_mod_100", F.col("cpu_limit") % 100)
+    return _in_day(read("bronze", "broker_reports"))
 
 
 # How long after the snapshot's time the collector may still be reading the brokers' load reports.
@@ -113,6 +118,9 @@ def bundle_stats(read: Read) -> DataFrame:
     # the owners whose load report landed: a report not collected (or quarantined) is no report that disagrees
     owners_reported = (read("bronze", "broker_reports").select(*KEYS, F.col("broker").alias("owner_broker")).distinct()
                        .withColumn("owner_reported", F.lit(True)))
+    # the leader's copies of the reports (collect --metadata-store) are of an earlier stats cycle than the topics
+    leader_copies = (read("bronze", "snapshots").where(F.col("load_reports_from") == "metadata-store")
+                     .select(*KEYS).withColumn("leader_copies", F.lit(True)))
     # a bundle of the namespace's layout; bronze.namespaces checks the layout is contiguous and covers the ring
     # (checking contiguity here instead would flag every namespace with an unowned, idle bundle)
     bounds = bundle_bounds(layouts(read("bronze", "namespaces"), read("bronze", "ownership")))
@@ -135,9 +143,10 @@ def bundle_stats(read: Read) -> DataFrame:
         .fillna({"in_layout": False, "split_since": False, "owner_reported": False, "reported_elsewhere": False})
         .withColumn("range_is_namespace_bundle", F.col("in_layout") | F.col("split_since"))
         # a bundle split mid-collection has topics under the parent and no report, a bundle whose owner's report
-        # did not land has none, and one moved since its owner's report was written has another broker's: nothing
-        # to compare
-        .withColumn("matches_report", (F.col("topics") == 0)
+        # did not land has none, one moved since its owner's report was written has another broker's, and the
+        # leader's copies are of another stats cycle: nothing to compare
+        .join(leader_copies, KEYS, "left").fillna({"leader_copies": False})
+        .withColumn("matches_report", (F.col("topics") == 0) | F.col("leader_copies")
                     | (F.col("reported_rate").isNull()
                        & (F.col("split_since") | ~F.col("owner_reported") | F.col("reported_elsewhere")))
                     | _sum_agrees(F.coalesce("reported_rate", F.lit(-1.0)), F.col("msg_rate_in"), F.col("topics")))
@@ -250,6 +259,7 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "bronze.namespaces": (("bronze", "namespaces"), namespaces, True),
     "bronze.config": (("bronze", "config"), _table("bronze", "config", in_day=True), True),
     "bronze.failure_domains": (("bronze", "failure_domains"), _table("bronze", "failure_domains", in_day=True), True),
+    "bronze.lb_events": (("bronze", "lb_events"), lb_events, True),
     "silver.topic_bundle": (("silver", "topic_bundle"), _table("silver", "topic_bundle"), False),
     "silver.bundle_stats": (("silver", "bundle_stats"), bundle_stats, False),
     "silver.broker_usage": (("silver", "broker_usage"), broker_usage, False),

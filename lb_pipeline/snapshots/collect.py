@@ -33,7 +33,7 @@ from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
 NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average"]
-__all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args"]
+__all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args", "store_from_args"]
 
 
 def _progress(enabled: bool, text: str) -> None:
@@ -78,9 +78,12 @@ class _Snapshot:
         return value
 
 
-def collect(client: AdminClient, out: str | Path, cluster: str | None = None, progress: bool | None = None) -> Path:
+def collect(client: AdminClient, out: str | Path, cluster: str | None = None, progress: bool | None = None,
+            store=None, broker_logs: dict[str, str] | None = None) -> Path:
     """Take one snapshot; returns its directory. Raises :class:`LbError` only when nothing usable can be read
-    (the admin URL does not answer, or names no valid cluster or brokers)."""
+    (the admin URL does not answer, or names no valid cluster or brokers). ``store``: the metadata store
+    (``metadata_store.ZooKeeperStore``), for the leader's own inputs; ``broker_logs``: broker id → its log file,
+    whose load-balancer lines since the cluster's previous snapshot are kept (``broker_logs.copy_events``)."""
     progress = sys.stderr.isatty() if progress is None else progress
     ts = int(time.time() * 1000)
     try:
@@ -133,20 +136,65 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         for ns in namespaces:
             _collect_namespace(client, snap, ns)
         _progress(progress, f"{len(namespaces)} namespaces read")
+        sources = {"lb/brokers": "admin-api"}  # broker-stats/load-report: fresh, the stats cycle of topics/
+        if store is not None:
+            leader_id, sources = _leader_inputs(store, snap, brokers, leader_id, progress)
+        if broker_logs:
+            sources["logs"] = _broker_logs(snap, broker_logs, ts, progress)
         manifest = {
             "formatVersion": FORMAT_VERSION, "cluster": cluster, "snapshotTimestampMs": ts,
             "snapshotTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts / 1000)),
             "tool": f"lb_pipeline {__version__} collect", "pulsarVersion": next(iter(filter(None, versions.values())), None),
             "loadManagerClassName": next(iter(filter(None, managers.values())), None),
             "brokers": brokers, "leader": leader_id, "complete": not snap.missing, "missingParts": sorted(snap.missing),
-            "notCollected": NOT_VIA_REST,
-            "collector": {"adminUrl": _redact(client.admin_url), "errors": snap.errors,
-                          "note": "lb/brokers holds the REST load-report, not the leader's metadata-store copy"},
+            "notCollected": NOT_VIA_REST if store is None else [],
+            "collector": {"adminUrl": _redact(client.admin_url), "errors": snap.errors, "sources": sources},
         }
         return writer.commit({k: v for k, v in manifest.items() if v is not None})
     except BaseException:
         writer.abort()
         raise
+
+
+def _leader_inputs(store, snap: _Snapshot, brokers: list[str], leader_id, progress) -> tuple[str | None, dict]:
+    """The metadata store's copies replace the REST load reports: they are what the leader acts on (written when
+    usage moved past ``loadBalancerReportUpdateThresholdPercentage``, so their ``lastStats`` may be of an earlier
+    stats cycle than ``topics/``: ``sources["lb/brokers"] = "metadata-store"`` tells the checks)."""
+    from lb_pipeline.snapshots.metadata_store import read_leader_inputs
+
+    got = read_leader_inputs(store, brokers)
+    for rel, doc in got.files.items():
+        snap.writer.write_json(rel, doc)
+    for rel, why in got.problems.items():
+        snap.fail(rel, f"metadata store {store.url.hosts}{store.url.chroot}: {why}")
+    leader_copies = sorted(b for b in brokers if layout.local_broker_data(b) in got.files)
+    _progress(progress, f"metadata store: {len(leader_copies)} leader's broker reports, "
+                        f"{sum(r.startswith('lb/bundle-data/') for r in got.files)} BundleData")
+    sources = {"lb/brokers": "metadata-store", "lb/bundle-data": "metadata-store",
+               "lb/broker-time-average": "metadata-store", "metadataStore": f"{store.url.hosts}{store.url.chroot}"}
+    rest_kept = [b for b in brokers if b not in leader_copies]
+    if rest_kept:  # not written yet (a broker just started), or registered by the extensible load manager
+        sources["restLoadReports"] = rest_kept
+    if got.lookup_only:
+        sources["extensibleLookupData"] = got.lookup_only
+    if got.left_out:
+        sources["bundleDataLeftOut"] = sorted(got.left_out)
+    return leader_id or got.leader, sources
+
+
+def _broker_logs(snap: _Snapshot, logs: dict[str, str], ts: int, progress) -> dict[str, int]:
+    from lb_pipeline.snapshots.broker_logs import copy_events
+
+    previous = snap.writer.previous_snapshot_ms()
+    counts = {}
+    for broker, path in logs.items():
+        rel = layout.broker_log(broker)
+        try:
+            counts[broker] = copy_events(path, snap.writer.path(rel), previous, ts)
+        except OSError as exc:
+            snap.fail(rel, f"broker log {path}: {exc.strerror or exc}")
+    _progress(progress, f"broker logs: {sum(counts.values())} load-balancer lines")
+    return counts
 
 
 def _namespaces(client: AdminClient, snap: _Snapshot, seen: set[str]) -> list[str]:
@@ -177,9 +225,14 @@ def _namespaces(client: AdminClient, snap: _Snapshot, seen: set[str]) -> list[st
 
 
 def _collect_namespace(client: AdminClient, snap: _Snapshot, ns: str) -> None:
+    """A namespace's bundle layout and anti-affinity group. A broker's heartbeat or SLA-monitor namespace has no
+    policies (Pulsar answers 404 for its bundles): nothing is missing then, its one bundle is in the ownership."""
     rel = layout.namespace_file(ns)
+    heartbeat = names.is_sla_or_heartbeat(ns)
     try:
-        bundles = client.get(_namespace_path(ns) + "/bundles")
+        bundles = client.get(_namespace_path(ns) + "/bundles", allow_missing=heartbeat)
+        if bundles is None and heartbeat:
+            return
         if not isinstance(bundles, dict):
             raise RequestFailed(f"GET {_namespace_path(ns)}/bundles: expected a BundlesData object")
         # a String resource: plain text although declared JSON; 204 when no group is set
@@ -207,3 +260,14 @@ def client_from_args(args) -> AdminClient:
     return AdminClient(args.admin_url, token=token, timeout=args.timeout, retries=args.retries, ca_file=args.ca_file,
                        insecure=args.insecure, broker_url_template=args.broker_url_template,
                        max_bytes=args.max_response_bytes)
+
+
+def store_from_args(args):
+    """The metadata store ``--metadata-store`` names, connected (read only), or None."""
+    if not getattr(args, "metadata_store", None):
+        return None
+    from lb_pipeline.snapshots.metadata_store import StoreUrl, ZooKeeperStore
+
+    return ZooKeeperStore(StoreUrl.parse(args.metadata_store), timeout=args.timeout, auth=args.metadata_store_auth,
+                          use_ssl=args.metadata_store_tls, ca_file=args.ca_file, cert_file=args.metadata_store_cert,
+                          key_file=args.metadata_store_key)

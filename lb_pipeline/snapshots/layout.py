@@ -6,6 +6,7 @@ once ``manifest.json`` exists: writers create the directory under a temporary na
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from datetime import datetime, timezone
@@ -21,6 +22,7 @@ BROKERS = "brokers.json"
 DYNAMIC_CONFIG = "config/dynamic.json"
 FAILURE_DOMAINS = "cluster/failure-domains.json"
 ISOLATION_POLICIES = "cluster/isolation-policies.json"  # optional: namespace isolation policies (name → policy)
+LOGS = "logs"  # optional: the brokers' load-balancer log lines (collect --broker-log)
 TS_FORMAT = "%Y-%m-%dT%H-%M-%SZ"
 
 
@@ -57,6 +59,10 @@ def broker_load_data(broker: str) -> str:  # optional, extensible load manager
 
 def top_bundles(broker: str) -> str:  # optional, extensible load manager
     return f"lb/top-bundles/{broker_file_stem(broker)}.json"
+
+
+def broker_log(broker: str) -> str:  # optional: the broker's load-balancer log lines since the previous snapshot
+    return f"{LOGS}/{broker_file_stem(broker)}.log"
 
 
 def topic_stats(broker: str) -> str:
@@ -159,12 +165,30 @@ class SnapshotWriter:
         self.final.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.", dir=self.final.parent))
 
-    def write_json(self, relative: str, value) -> None:
+    def path(self, relative: str) -> Path:
+        """Where ``relative`` is written (its folder created); never outside the snapshot directory."""
         path = (self.tmp / relative).resolve()
         if not path.is_relative_to(self.tmp.resolve()):  # names come from the cluster: never write outside
             raise ValueError(f"refusing to write {relative!r} outside the snapshot directory")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(javajson.dumps(value), encoding="utf-8")
+        return path
+
+    def write_json(self, relative: str, value) -> None:
+        self.path(relative).write_text(javajson.dumps(value), encoding="utf-8")
+
+    def previous_snapshot_ms(self) -> int | None:
+        """The time of the newest committed snapshot of this cluster before this one, or None."""
+        earlier = [n for n in (e.name for e in os.scandir(self.final.parent) if e.is_dir(follow_symlinks=False))
+                   if snapshot_day(n) and n < self.final.name]
+        if not earlier:
+            return None
+        try:  # the manifest's time is to the millisecond, the folder's name to the second
+            ts = json.loads((self.final.parent / max(earlier) / MANIFEST).read_text())["snapshotTimestampMs"]
+            if isinstance(ts, int):
+                return ts
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return int(datetime.strptime(max(earlier), TS_FORMAT).replace(tzinfo=timezone.utc).timestamp() * 1000)
 
     def commit(self, manifest: dict) -> Path:
         self.write_json(MANIFEST, manifest)

@@ -14,36 +14,19 @@ Stable sorts over positions then break ties exactly as Pulsar's stable sorts ove
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
 from lb_pipeline.model.javahash import JavaHashMap, concurrent_hash_map_order
+from lb_pipeline.model.names import SYSTEM_NAMESPACE, is_sla_or_heartbeat, is_system_namespace  # noqa: F401 - re-exported
 from lb_pipeline.model.usage import RESOURCES, Weights, percent_usage_array
 
 DEFAULT_RATE, DEFAULT_THROUGHPUT = 50.0, 50000.0  # the leader's default stats for a bundle it has no data of
-# NamespaceService's patterns (String.matches: whole string; \d is ASCII in Java)
-_SLA_OR_HEARTBEAT = (re.compile(r"pulsar/[^/]+/[^:]+:[0-9]+"), re.compile(r"pulsar/[^:]+:[0-9]+"),
-                     re.compile(r"sla-monitor/[^/]+/[^:]+:[0-9]+"))
-SYSTEM_NAMESPACE = "pulsar/system"
 
 
 def namespace_of(bundle: str) -> str:
     return bundle.rsplit("/", 1)[0]
-
-
-@lru_cache(maxsize=4096)
-def is_sla_or_heartbeat(namespace: str) -> bool:
-    """``NamespaceService.isSLAOrHeartbeatNamespace``."""
-    return any(p.fullmatch(namespace) for p in _SLA_OR_HEARTBEAT)
-
-
-@lru_cache(maxsize=4096)
-def is_system_namespace(namespace: str) -> bool:
-    """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system`` or an SLA-monitor/heartbeat namespace."""
-    return namespace == SYSTEM_NAMESPACE or is_sla_or_heartbeat(namespace)
 
 
 def short_term(data: dict | None) -> tuple[float, float]:
