@@ -35,7 +35,7 @@ def _context(**over):
                            "unexpected_count": 1, "unexpected_values": EVIL, "unexpected_rows": f'[{{"broker": "{EVIL}"}}]'}],
         "quality_trend": [{"snapshot_date": EVIL, "evaluated": 3, "critical": 1, "warnings": 0}], "quarantined": [],
         "unservable": [{"namespace": "t/ns", "topic": f"persistent://t/ns/{EVIL}", "snapshots": 2}],
-        "aa_groups": 1, "usage_notes": [f"b{EVIL} and b2 run on one host"], "inputs_note": f"approximated {EVIL}",
+        "aa_groups": 1, "aa_blind": [], "usage_notes": [f"b{EVIL} and b2 run on one host"], "inputs_note": f"approximated {EVIL}",
         "coverage_notes": [f"At 03:00 UTC the load reports of 1 of 2 brokers did not land (b{EVIL})"],
         "replay_accuracy": {"strategy": EVIL, "predicted": 3, "moved": 4, "confirmed": 2, "destination_agrees": 1,
                             "precision": 2 / 3, "recall": 0.5},

@@ -86,6 +86,33 @@ def test_time_averages_follow_the_update_rule_on_a_hand_built_series(spark):
     assert rows[("c", 9)].long_msg_rate_in == pytest.approx(update_loop(1000, 150.0, 100.0, 60, 1000)[1])
 
 
+def test_the_leaders_stored_averages_win_wherever_a_snapshot_has_them_and_a_dropped_bundle_starts_afresh(spark):
+    """With the metadata store collected, every snapshot holds the leader's BundleData: the replays take it, not a
+    rebuild that drifts from it. A bundle no report listed at the snapshot before was dropped by the leader
+    (``updateBundleData``) and starts again from its first sample."""
+    from datetime import datetime
+
+    from lb_pipeline.transforms.silver import bundle_time_averages
+
+    t = [datetime(2026, 1, 15, 8, m) for m in (0, 1, 2)]
+    cols = ("cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, msg_rate_in double, "
+            "msg_rate_out double, msg_throughput_in double, msg_throughput_out double")
+    moved, kept = "a/m/0x00000000_0xffffffff", "a/k/0x00000000_0xffffffff"
+    reports = spark.createDataFrame([("c", t[i], "2026-01-15", b, 100.0, 0.0, 1000.0, 0.0)
+                                     for i, b in [(0, moved), (2, moved), (0, kept), (1, kept), (2, kept)]], cols)
+    ta = "num_samples int, msg_rate_in double, msg_rate_out double, msg_throughput_in double, msg_throughput_out double"
+    stored = spark.createDataFrame(
+        [("c", t[i], "2026-01-15", kept, 10, rate, 0.0, 2000.0, 0.0, 40, rate, 0.0, 1500.0, 0.0) for i, rate in
+         [(0, 200.0), (2, 117.6)]],
+        "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, "
+        + ", ".join(f"short_{c}" for c in ta.split(", ")) + ", " + ", ".join(f"long_{c}" for c in ta.split(", ")))
+    rows = {(r.bundle[2], r.snapshot_ts.minute): r for r in bundle_time_averages(reports, stored).collect()}
+    assert rows[("k", 2)].seeded_from == "stored" and rows[("k", 2)].long_msg_rate_in == 117.6  # not the rebuild
+    assert rows[("k", 1)].seeded_from is None and rows[("k", 2)].long_msg_rate_rel_diff > 0  # rebuilt, then compared
+    assert rows[("m", 2)].seeded_from == "default" and rows[("m", 2)].long_num_samples == 1  # dropped at 08:01
+    assert rows[("m", 2)].long_msg_rate_in == 100.0
+
+
 def test_rebuilt_averages_match_the_stored_bundle_data_of_the_generated_day(lake, spark):
     df = lake.read(spark, "silver", "bundle_time_averages", DEMO_DAY).where("stored_long_msg_rate IS NOT NULL")
     assert df.count() > 0

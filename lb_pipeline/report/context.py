@@ -98,7 +98,8 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     layouts = silver.layouts(namespaces, ownership) if namespaces is not None and ownership is not None else None
     topic_bundle, quarantine = read("silver", "topic_bundle"), read("bronze", "quarantine")
     # the queries that do not need the last snapshot, started first (the replay's accuracy is the longest)
-    accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, configs, cluster, reports)
+    accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, configs, cluster, reports,
+                    read("bronze", "lb_events"))
     simulation = soon(simulation_context, read)
     heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage") if usage is not None else None)
     summary_soon = rows_soon(read("gold", "broker_load_summary"))
@@ -123,8 +124,12 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
                 for layer, table in TABLES if lake.exists(spark, layer, table)}
 
     # the one query the others wait for: the night's last snapshot
-    snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader").orderBy("snapshot_ts")) if snapshots else []
+    snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader", "missing_parts")
+                      .orderBy("snapshot_ts")) if snapshots else []
     latest = snap_rows[-1]["snapshot_ts"] if snap_rows else None
+    # namespace files the last snapshot misses: their anti-affinity groups cannot be audited
+    aa_blind = sorted(p[len("namespaces/"):].removesuffix(".json") for p in (snap_rows[-1]["missing_parts"] or [])
+                      if p.startswith("namespaces/")) if snap_rows else []
 
     def at_latest(df):  # a table's rows at the night's last snapshot (None without the table or a snapshot)
         return df.where(F.col("snapshot_ts") == F.lit(latest)) if df is not None and latest is not None else None
@@ -213,7 +218,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         "actions": actions, "heat": {"rows": heat_rows, "times": [t.strftime("%H:%M") for t in times],
                                      "values": heat_values},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap.result(),
-        "cap": cap, "violations": violations.result(), "aa_groups": aa_groups.result(), "usage_notes": notes.result(),
+        "cap": cap, "violations": violations.result(), "aa_groups": aa_groups.result(), "aa_blind": aa_blind, "usage_notes": notes.result(),
         "inputs_note": inputs.result(), "coverage_notes": coverage.result(), "replay_accuracy": accuracy.result(),
         "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
         "quality_trend": trend.result(), "unservable": unservable.result(), "quarantined": quarantined.result(),

@@ -21,7 +21,7 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs, changed
 from lb_pipeline.model.load_manager import LEGACY, configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES as REPLAYED  # Pulsar's five; a plugin's cannot be replayed
 from lb_pipeline.snapshots.layout import local_broker_data
-from lb_pipeline.transforms.accuracy import recorded_moves, replay_accuracy, stayed_up
+from lb_pipeline.transforms.accuracy import logged_moves, recorded_moves, replay_accuracy, stayed_up
 from lb_pipeline.transforms.config import per_cluster
 
 
@@ -108,8 +108,9 @@ def _hhmm(ms: int) -> str:
 
 
 def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, cluster: str,
-                       reports=None) -> dict | None:
-    """Precision and recall of the configured strategy's replay against the recorded ownership changes: at each
+                       reports=None, events=None) -> dict | None:
+    """Precision and recall of the configured strategy's replay against what the cluster did: the leader's logged
+    unloads where ``events`` (``bronze/lb_events``) holds any, else the recorded ownership changes; at each
     snapshot, the strategy configured then (``reports``: the load reports, which say which brokers stayed up)."""
     if ownership is None or layouts is None or decisions is None:
         return None
@@ -122,8 +123,11 @@ def replay_vs_recorded(ownership, layouts, decisions, configs: ClusterConfigs, c
     # the snapshots under a plugin's strategy are left out: it predicted nothing, and its moves are not the replay's
     replayed = per_cluster(configs, lambda c: configured_strategy(c) in REPLAYED, ts="snapshot_ts")
     up = stayed_up(ownership, reports) if reports is not None else None
-    result = replay_accuracy(decisions, recorded_moves(ownership, layouts, up).where(replayed),
-                             per_cluster(configs, configured_strategy, ts="snapshot_ts"), label, up)
+    logged = events is not None and not events.where(F.col("cluster") == cluster).isEmpty()
+    moves = logged_moves(events, ownership) if logged else recorded_moves(ownership, layouts, up)
+    result = replay_accuracy(decisions, moves.where(replayed), per_cluster(configs, configured_strategy, ts="snapshot_ts"),
+                             label, None if logged else up)
+    result["against"] = "logged" if logged else "ownership"
     return result if result["predicted"] or result["moved"] else None
 
 

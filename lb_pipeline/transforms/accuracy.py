@@ -11,7 +11,9 @@ the replay's recall for nothing the cluster did). A prediction is an unload the 
 confirmed when the bundle moved away from that broker before the next snapshot (``destination_agrees`` when it
 landed where predicted).
 Pulsar sheds every ``loadBalancerSheddingIntervalMinutes`` while snapshots are further apart, and operators move
-bundles by hand too, so recall counts every move and says so. All in Spark; only the counts reach the driver.
+bundles by hand too, so recall counts every move and says so. Where the snapshots carry the leader's log
+(``bronze/lb_events``), its logged unloads are the moves instead (``logged_moves``): exactly what Pulsar's shedding
+did, no hand-made move, no placement forced by a broker leaving. All in Spark; only the counts reach the driver.
 """
 
 from __future__ import annotations
@@ -60,6 +62,18 @@ def recorded_moves(ownership: DataFrame, layouts: DataFrame, up: DataFrame | Non
             .join(reported, ["cluster", "next_ts", "broker"], "left")
             .where(F.col("in_next_layout") & (unowned | (F.col("next_broker") != F.col("broker"))))
             .select("cluster", "snapshot_ts", "bundle", "broker", "next_broker"))
+
+
+def logged_moves(events: DataFrame, ownership: DataFrame) -> DataFrame:
+    """The leader's own logged unloads (``bronze/lb_events``, kind ``unload``) as moves, in ``recorded_moves``'
+    columns: an unload logged between a snapshot and the next (the next snapshot's logs hold it) belongs to the
+    earlier one, whose replay had to predict it; its destination is the one the leader logged."""
+    return (events.where(F.col("kind") == "unload")
+            .select("cluster", F.col("snapshot_ts").alias("next_ts"), "bundle", F.col("from_broker").alias("broker"),
+                    F.col("to_broker").alias("next_broker"))
+            .join(_next_snapshots(ownership), ["cluster", "next_ts"])
+            .select("cluster", "snapshot_ts", "bundle", "broker", "next_broker")
+            .dropDuplicates(["cluster", "snapshot_ts", "bundle", "broker"]))
 
 
 def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Column, label: str | None = None,

@@ -33,6 +33,7 @@ from lb_pipeline.model.bundles import Bundle, parse_range
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
+from lb_pipeline.transforms import grace_state as gs
 from lb_pipeline.transforms import replay_inputs as ri
 from lb_pipeline.transforms.replay_inputs import KEYS
 from lb_pipeline.whatif import commands
@@ -91,6 +92,7 @@ SHEDDING_SCHEMA = (
 def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, seed: int) -> pd.DataFrame:
     modular, transfer, derived = {}, TransferShedder(), DerivedLoadState()
     started: dict[str, object] = {}  # broker → its startTimestamp
+    recorded = gs.RecordedUnloads(gs.from_logs(pdf))  # pdf: one cluster's inputs
     out = []
     windows = {cluster: _windows(sorted(set(times)), configs, cluster, _shedding_interval)
                for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
@@ -106,6 +108,9 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         reports = ri.reports(brokers, ri.of_kind(snap, "bundle", ri.BUNDLE))
         derived.restarted(_restarted(brokers, started))  # a restarted broker's reporter starts afresh
         ownership = {r["bundle"]: r["broker"] for r in ri.meta(snap, "ownership", "[]")}
+        recently = recorded.advance(_ms(ts), ownership, set(reports), ri.meta(snap, "logged_unloads", "[]"))
+        for run in modular.values():  # what the cluster unloaded, not what this replay predicted before
+            run.recently_unloaded = dict(recently)
         groups = ri.meta(snap, "groups", "{}")
         isolation = {name: json.loads(policy) for name, policy in ri.meta(snap, "isolation", "{}").items()}
         load = LoadData(reports, ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE)))
@@ -117,7 +122,7 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         runs["TransferShedder"] = lambda at: transfer.run_cycle(
             derive_from_modular(reports, config, at, derived, groups, ownership, topics), config, at)
         cycles, interval = windows[cluster][ts], _shedding_interval(config)
-        held_note = f"the snapshot's load held for up to {cycles} shedding cycle(s) of {interval} min"
+        held_note = f"the snapshot's load held for up to {cycles} shedding cycle(s) of {interval} min; {recorded.note}"
         for name, run in runs.items():
             held = held_cycles(run, now, cycles, interval * 60_000)
             if name == "TransferShedder":  # the brokers a bundle leaves or joins clear their reporters' data
@@ -158,11 +163,14 @@ def cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: D
 
 def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
                        ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame, failure_domains: DataFrame,
-                       config: PulsarConfig | ClusterConfigs, seed: int = 0) -> DataFrame:
+                       config: PulsarConfig | ClusterConfigs, seed: int = 0, events: DataFrame | None = None) -> DataFrame:
     """Every shedding strategy replayed over the snapshots of each cluster, in time order, state carried over,
     destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains, under
-    the cluster's own configuration."""
+    the cluster's own configuration. The grace period starts each snapshot from what the cluster unloaded:
+    ``events`` (``bronze/lb_events``) where its logs were collected, else its ownership changes (``grace_state``)."""
     meta = cluster_policies(ownership, namespaces, config_rows, failure_domains)
+    if events is not None:
+        meta = meta.join(gs.logged_unloads(events), KEYS, "left")
     tagged = ri.typed_inputs(broker_reports, bundle_reports, time_averages, meta)
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
 

@@ -209,7 +209,10 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
     pdf = pdf.sort_values(["bundle", "snapshot_ts"], kind="stable").reset_index(drop=True)
     step = pdf.groupby("bundle", sort=False).cumcount().to_numpy()
     stored = pdf["stored_short_num_samples"].notna().to_numpy()
-    minutes = (pdf["snapshot_ts"] - pdf.groupby("bundle", sort=False)["snapshot_ts"].shift(1)).dt.total_seconds() / 60.0
+    before = pdf.groupby("bundle", sort=False)["snapshot_ts"].shift(1)
+    minutes = (pdf["snapshot_ts"] - before).dt.total_seconds() / 60.0
+    # listed at the cluster's previous snapshot too (else the leader had dropped it: start afresh)
+    continued = (before == pdf["cluster_previous_ts"]).to_numpy() & (step > 0)
     # the stored value already includes the first snapshot's samples; an unseen bundle takes its first sample
     k = np.where(step == 0, np.where(stored, 0, 1),
                  np.maximum(1, np.round(minutes.fillna(0.0).to_numpy() * samples_per_minute))).astype(np.int64)
@@ -217,19 +220,29 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
     x = {f: pdf[f].to_numpy(dtype=float) for f in FIELDS}
     n = {w: np.zeros(len(pdf), dtype=np.int64) for w in windows}
     avg = {(w, f): np.zeros(len(pdf)) for w in windows for f in FIELDS}
+    rebuilt_rate = {w: np.zeros(len(pdf)) for w in windows}  # msg rate in + out, before the stored values win
     for s in range(int(step.max()) + 1):
         rows = np.flatnonzero(step == s)
+        go_on, here = continued[rows], stored[rows]
         for w, window in windows.items():
-            if s == 0:
-                seeded = stored[rows]
-                n0 = np.where(seeded, pdf[f"stored_{w}_num_samples"].to_numpy()[rows], 0).astype(np.int64)
-                start = {f: np.where(seeded, pdf[f"stored_{w}_{f}"].to_numpy(dtype=float)[rows], DEFAULT_SEED[f])
+            stored_n = pdf[f"stored_{w}_num_samples"].to_numpy()[rows]
+            if s == 0:  # the stored value already includes this snapshot's samples; else the first sample
+                n0 = np.where(here, stored_n, 0).astype(np.int64)
+                start = {f: np.where(here, pdf[f"stored_{w}_{f}"].to_numpy(dtype=float)[rows], DEFAULT_SEED[f])
                          for f in FIELDS}
+                kk = k[rows]
             else:
-                n0 = n[w][rows - 1]
-                start = {f: avg[(w, f)][rows - 1] for f in FIELDS}
+                n0 = np.where(go_on, n[w][rows - 1], 0)
+                start = {f: np.where(go_on, avg[(w, f)][rows - 1], DEFAULT_SEED[f]) for f in FIELDS}
+                kk = np.where(go_on, k[rows], 1)
             for f in FIELDS:
-                n[w][rows], avg[(w, f)][rows] = update_many(n0, start[f], x[f][rows], k[rows], window)
+                n[w][rows], avg[(w, f)][rows] = update_many(n0, start[f], x[f][rows], kk, window)
+            rebuilt_rate[w][rows] = avg[(w, "msg_rate_in")][rows] + avg[(w, "msg_rate_out")][rows]
+            if s and here.any():  # the leader's own values win where the snapshot has them
+                n[w][rows] = np.where(here, stored_n, n[w][rows]).astype(np.int64)
+                for f in FIELDS:
+                    avg[(w, f)][rows] = np.where(here, pdf[f"stored_{w}_{f}"].to_numpy(dtype=float)[rows],
+                                                 avg[(w, f)][rows])
 
     def stored_rate(w):
         return (pdf[f"stored_{w}_msg_rate_in"] + pdf[f"stored_{w}_msg_rate_out"]).where(
@@ -238,13 +251,13 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
     frame = pd.DataFrame({
         "cluster": pdf["cluster"], "snapshot_ts": pdf["snapshot_ts"], "snapshot_date": pdf["snapshot_date"],
         "bundle": pdf["bundle"], "samples_since_previous": k,
-        "seeded_from": np.where(step == 0, np.where(stored, "stored", "default"), None),
+        "seeded_from": np.where(stored, "stored", np.where(continued, None, "default")),
         **{f"{w}_num_samples": n[w] for w in windows},
         **{f"{w}_{f}": avg[(w, f)] for w in windows for f in FIELDS},
         "stored_short_msg_rate": stored_rate("short"), "stored_long_msg_rate": stored_rate("long"),
     })
     for w in windows:
-        rebuilt = frame[f"{w}_msg_rate_in"] + frame[f"{w}_msg_rate_out"]
+        rebuilt = pd.Series(rebuilt_rate[w], index=frame.index)
         reference = frame[f"stored_{w}_msg_rate"]
         frame[f"{w}_msg_rate_rel_diff"] = (rebuilt - reference).abs() / reference.abs().clip(lower=1e-9)
     for col in ("seeded_from", "stored_short_msg_rate", "stored_long_msg_rate", "short_msg_rate_rel_diff",
@@ -254,15 +267,22 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
 
 
 def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samples_per_minute: float = 1.0) -> DataFrame:
-    """Short- and long-term ``TimeAverageMessageData`` per bundle and snapshot, rebuilt the way the leader updates
-    them (one sample per bundle per broker report, ``samples_per_minute`` of them), seeded from the stored
-    ``BundleData`` at first sight where the snapshot had it, and compared with the stored values."""
+    """Short- and long-term ``TimeAverageMessageData`` per bundle and snapshot: the leader's own ``BundleData``
+    where the snapshot holds it (``collect --metadata-store``; ``seeded_from`` says ``stored``), else rebuilt the
+    way the leader updates them (one sample per bundle per broker report, ``samples_per_minute`` of them) from the
+    bundle's values at the snapshot before, or from Pulsar's default seed where no report listed the bundle there
+    (the leader drops the data of a bundle no report lists, and starts it afresh: ``updateBundleData``). Where both
+    are there, the rebuild one snapshot ahead is compared with the stored values (``*_rel_diff``)."""
     rates = bundle_reports.groupBy(*SNAPSHOT_KEYS, "bundle").agg(
         *[F.max(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
     stored = bundle_data.select(*SNAPSHOT_KEYS, "bundle", *[
         F.col(f"{w}_{c}").alias(f"stored_{w}_{c}") for w in ("short", "long")
         for c in ("num_samples", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
     joined = rates.join(stored, [*SNAPSHOT_KEYS, "bundle"], "left")
+    # the cluster's snapshot before each one: a bundle no report listed there was dropped by the leader
+    times = rates.select("cluster", "snapshot_ts").distinct()
+    times = times.withColumn("cluster_previous_ts", F.lag("snapshot_ts").over(Window.partitionBy("cluster").orderBy("snapshot_ts")))
+    joined = joined.join(times, ["cluster", "snapshot_ts"], "left")
     # many bundles per group (one group per bundle costs a Python round trip each); a bundle stays in one group
     bucket = F.pmod(F.xxhash64("bundle"), F.lit(TIME_AVERAGE_BUCKETS))
     return joined.withColumn("bucket", bucket).groupBy("cluster", "bucket").applyInPandas(

@@ -1,0 +1,69 @@
+"""The grace-period state each snapshot's replay starts from: what the cluster really unloaded, never what the
+replay predicted.
+
+``doLoadShedding`` skips a bundle the leader unloaded less than ``loadBalancerSheddingGracePeriodMinutes`` ago
+(``recentlyUnloadedBundles``). A replay that kept its *own* predicted unloads as that state drifted from the cluster
+as soon as it "moved" a bundle Pulsar did not: ownership comes from the snapshots, so the bundle Pulsar then picked
+was skipped (a real three-broker cluster: 4 of Pulsar's 15 unloads matched). So at each snapshot the state is
+rebuilt from the record:
+
+* the leader's logged unloads (``bronze/lb_events``, kind ``unload``, ``collect --broker-log``), each at its logged
+  time, where the cluster's snapshots carry its logs;
+* otherwise the recorded ownership: a bundle whose owner changed between two snapshots while its old owner stayed
+  live counts as unloaded halfway between them (Pulsar unloaded it some time in between; a bundle moved by hand
+  counts too, which Pulsar would not hold back).
+
+The strategies' other state (ThresholdShedder's averages, AvgShedder's hit counts) carries on as before.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lb_pipeline.transforms.replay_inputs import KEYS
+
+FROM_LOGS = "grace period from the leader's logged unloads"
+FROM_OWNERSHIP = "grace period from the recorded ownership changes"
+
+
+def logged_unloads(events: DataFrame) -> DataFrame:
+    """Per snapshot: how many load-balancer log lines landed, and the unloads among them as a JSON list of
+    ``[bundle, epoch ms]`` (small: a few per shedding cycle)."""
+    unload = F.when(F.col("kind") == "unload",
+                    F.array(F.col("bundle"), F.unix_millis("event_ts").cast("string")))
+    return events.groupBy(*KEYS).agg(F.count(F.lit(1)).alias("logged_lines"),
+                                     F.to_json(F.collect_list(unload)).alias("logged_unloads"))
+
+
+def from_logs(pdf: pd.DataFrame) -> bool:
+    """Whether a cluster's packed replay inputs carry the leader's log lines."""
+    if "logged_lines" not in pdf.columns:
+        return False
+    return bool((pdf.loc[pdf["kind"] == "meta", "logged_lines"].fillna(0) > 0).any())
+
+
+class RecordedUnloads:
+    """Bundle → time of its last recorded unload, advanced snapshot by snapshot in time order."""
+
+    def __init__(self, logs: bool):
+        self.logs = logs
+        self.note = FROM_LOGS if logs else FROM_OWNERSHIP
+        self.unloaded: dict[str, int] = {}
+        self._previous: tuple[int, dict[str, str]] | None = None
+
+    def advance(self, now_ms: int, ownership: dict[str, str], live: set[str], logged: list) -> dict[str, int]:
+        """The recently unloaded bundles at ``now_ms`` (``run_cycle`` drops those past the grace period):
+        ``ownership`` bundle → owner at this snapshot, ``live`` its brokers, ``logged`` its ``[bundle, ms]``."""
+        if self.logs:
+            for bundle, ms in logged:
+                self.unloaded[bundle] = max(int(ms), self.unloaded.get(bundle, 0))
+        elif self._previous is not None:
+            before, owners = self._previous
+            halfway = (before + now_ms) // 2
+            for bundle, owner in owners.items():
+                if ownership.get(bundle) not in (None, owner) and owner in live:
+                    self.unloaded[bundle] = halfway
+        self._previous = (now_ms, ownership)
+        return {b: t for b, t in self.unloaded.items() if t <= now_ms}
