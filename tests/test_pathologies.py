@@ -104,6 +104,10 @@ def test_a_bundle_moved_away_and_back_is_ping_pong_and_a_single_move_is_not(spar
                                 OWNERSHIP)
     found = _rows(pc.ping_pong(own))
     assert [f["subject"] for f in found] == ["t/ns/a"] and found[0]["severity"] == "warning"
+    assert found[0]["summary"].startswith("moved 4 time(s), 3 of them back")  # each move once, not each pair
+    pairs = spark.createDataFrame([("c", _t(i), DAY, "t/ns/a", "b0" if i % 2 == 0 else "b1") for i in range(15)], OWNERSHIP)
+    (many,) = _rows(pc.ping_pong(pairs))
+    assert many["summary"].startswith("moved 14 time(s), 13 of them back")  # 14 moves read 30 round trips before
     slow = spark.createDataFrame([("c", _t(i), DAY, "t/ns/a", o) for i, o in
                                   enumerate(["b0", "b1"] + ["b1"] * 8 + ["b0"])], OWNERSHIP)
     assert _rows(pc.ping_pong(slow)) == []  # back after ten snapshots: not ping-pong
@@ -117,8 +121,9 @@ def test_a_namespace_with_fewer_bundles_than_brokers_is_found_at_the_last_snapsh
     snaps = spark.createDataFrame([("c", _t(0), DAY, ["b0", "b1", "b2"]), ("c", _t(1), DAY, ["b0", "b1", "b2", "b3"])],
                                   SNAPSHOTS)
     layouts = spark.createDataFrame([("c", _t(i), DAY, ns, n) for i in range(2) for ns, n in
-                                     [("t/small", 2), ("t/big", 16), ("t/edge", 4 - (1 - i))]], LAYOUTS)
-    found = _rows(pc.few_bundles(layouts, snaps))
+                                     [("t/small", 2), ("t/big", 16), ("t/edge", 4 - (1 - i)), ("pulsar/system", 1),
+                                      ("pulsar/c/b0:8080", 1), ("pulsar/b0:8080", 1)]], LAYOUTS)
+    found = _rows(pc.few_bundles(layouts, snaps))  # Pulsar's own namespaces have one bundle by design
     assert [f["subject"] for f in found] == ["t/small"] and "split-bundle t/small" in found[0]["action"]
 
 

@@ -186,3 +186,14 @@ def test_the_extensible_brokers_check_for_splits_every_split_interval_whatever_t
     sim = engine(h, m, strategy="TransferShedder", config=config, topics=topic_rows())
     cycles = [sim.step(int(t)) for t in h.cycle_times(shed_every)[:20]]
     assert [k * shed_every for k, c in enumerate(cycles) if c.splits] == [first]  # minutes after the first cycle
+
+
+def test_the_as_recorded_baseline_counts_the_splits_the_history_holds():
+    # HOT splits into LEFT and RIGHT at snapshot 3 (recorded); COLD is deleted at snapshot 5 (no split)
+    names = [HOT, COLD, LEFT, RIGHT]
+    owner = lambda s, k: ((0 if s < 3 else None), (0 if s < 5 else None), *((0 if s >= 3 else None),) * 2)[k]  # noqa: E731
+    brokers, bundles = scripted(n_brokers=3, bundles=names, owner=owner, rate=lambda s, k: 50.0)
+    h = build_history("c", brokers, bundles)
+    assert h.recorded_splits() == 1
+    run = simulate(h, LoadModel.from_table(cpu_model(h.brokers), h.brokers), PulsarConfig(), "as-recorded")
+    assert run.summary["splits"] == 1

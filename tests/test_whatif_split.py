@@ -273,3 +273,14 @@ def test_whatif_leaves_out_bundle_data_ingest_would_quarantine_and_names_it(busy
                 "'lots'; left out, as the nightly run leaves it\n") in capsys.readouterr().err
     bundle = str(victim.relative_to(snap / "lb" / "bundle-data"))[: -len(".json")]
     assert bundle in load_snapshot(busy_snapshot).bundle_data and bundle not in load_snapshot(snap).bundle_data
+
+
+def test_a_bundle_without_bundle_data_says_the_modular_trigger_could_not_see_its_rates(busy_snapshot, tmp_path):
+    """A collected snapshot without the metadata store has no BundleData: the modular trigger counts the bundle's
+    rates as 0, and "not hot" read as if the bundle were cool."""
+    snap_dir = shutil.copytree(busy_snapshot, tmp_path / busy_snapshot.parent.name / busy_snapshot.name)
+    shutil.rmtree(snap_dir / "lb" / "bundle-data")
+    results = whatif_split(load_snapshot(snap_dir), assume_sustained=True)
+    blind = [r for r in results if r.modular != "split" and "skipped" not in r.modular]
+    assert blind and all("the snapshot has no BundleData" in r.modular for r in blind)
+    assert all(r.modular != "not hot" for r in results)

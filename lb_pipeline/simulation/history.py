@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from lb_pipeline.model.bundles import parse_range
 from lb_pipeline.simulation.load_model import RESOURCES
 
 TRAFFIC = ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")
@@ -64,6 +65,18 @@ class History:
             raise ValueError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval_minutes}")
         step = min(interval_minutes * 60_000, int(self.times[-1] - self.times[0]) + 1)  # past the day: one cycle
         return np.arange(self.times[0], self.times[-1] + 1, step, dtype=np.int64)
+
+    def recorded_splits(self) -> int:
+        """Bundles the history shows split: present at a snapshot and gone at the next, while a bundle of the same
+        namespace inside its hash range appears (a deleted namespace's bundles are no split)."""
+        spans = [(b.rsplit("/", 1)[0], *parse_range(b.rsplit("/", 1)[1])) for b in self.bundles]
+        count = 0
+        for i in range(len(self.times) - 1):
+            gone = np.flatnonzero(self.present[i] & ~self.present[i + 1]).tolist()
+            new = [spans[n] for n in np.flatnonzero(~self.present[i] & self.present[i + 1]).tolist()]
+            count += sum(1 for n in gone if any(ns == spans[n][0] and spans[n][1] <= lo and up <= spans[n][2]
+                                                for ns, lo, up in new))
+        return count
 
     def events(self) -> list[dict]:
         """Recorded events: brokers added, removed and restarted (from startTimestamp), and traffic spikes (the

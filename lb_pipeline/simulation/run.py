@@ -68,7 +68,10 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     mv = metrics.moves(cycles)
     grace = cfg.get_int("loadBalancerSheddingGracePeriodMinutes") if strategy in STRATEGIES else None
     done = [s for c in cycles for s in c.splits]
-    summary = metrics.summary(ts, mv, history.events(), interval, grace, splits=len(done))
+    # every run follows the recorded splits; a strategy's run counts the splits its own load manager made, the
+    # as-recorded baseline the history's
+    split_count = history.recorded_splits() if strategy == "as-recorded" else len(done)
+    summary = metrics.summary(ts, mv, history.events(), interval, grace, splits=split_count)
     changes = [(ms, run_config(c, {})[0]) for ms, c in ran.changes(history.cluster) if ms is not None] if ran else []
     summary.update(validate_run(history, model, cfg, strategy, params, seed, policies, changes, restarts))
     notes = [*notes, *cadence_notes(cfg, strategy), *getattr(balancer, "notes", []), *history.notes,

@@ -8,30 +8,33 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.names import SYSTEM_NAMESPACE_PATTERN
 from lb_pipeline.transforms import pathologies as p
 from lb_pipeline.transforms.pathologies import KEYS, findings
 
 
 def ping_pong(ownership: DataFrame, within: int = 6) -> DataFrame:
     """A bundle that goes back to a broker it left within ``within`` snapshots, in the recorded ownership: the
-    strategy (or restarts) moved it away and something moved it back, and its clients reconnected twice."""
+    strategy (or restarts) moved it away and something moved it back, and its clients reconnected twice. Counted as
+    moves: each move back once (however many earlier departures it answers), beside all the bundle's moves."""
     owners = ownership.groupBy(*KEYS, "bundle").agg(F.min("broker").alias("owner"))
     w = Window.partitionBy("cluster", "snapshot_date", "bundle").orderBy("snapshot_ts")
     seq = owners.withColumn("i", F.row_number().over(w)).withColumn("previous", F.lag("owner").over(w))
     moves = seq.where(F.col("previous").isNotNull() & (F.col("owner") != F.col("previous")))
-    back = moves.alias("b").join(moves.alias("a"), (F.col("a.cluster") == F.col("b.cluster"))
-                                 & (F.col("a.snapshot_date") == F.col("b.snapshot_date"))
-                                 & (F.col("a.bundle") == F.col("b.bundle")) & (F.col("b.owner") == F.col("a.previous"))
-                                 & (F.col("b.i") > F.col("a.i")) & (F.col("b.i") - F.col("a.i") <= within))
-    rows = back.select("b.cluster", "b.snapshot_date", "b.snapshot_ts", "b.bundle", "b.owner", "b.previous",
-                       F.col("a.snapshot_ts").alias("left_at"))
-    trips = F.count("*").over(Window.partitionBy("cluster", "snapshot_date", "bundle"))
-    rows = rows.withColumn("round_trips", trips)
+    pairs = moves.alias("b").join(moves.alias("a"), (F.col("a.cluster") == F.col("b.cluster"))
+                                  & (F.col("a.snapshot_date") == F.col("b.snapshot_date"))
+                                  & (F.col("a.bundle") == F.col("b.bundle")) & (F.col("b.owner") == F.col("a.previous"))
+                                  & (F.col("b.i") > F.col("a.i")) & (F.col("b.i") - F.col("a.i") <= within))
+    rows = (pairs.groupBy("b.cluster", "b.snapshot_date", "b.snapshot_ts", "b.bundle", "b.owner", "b.previous")
+            .agg(F.max("a.snapshot_ts").alias("left_at")))  # the move back, once, and when it had left
+    bundle = Window.partitionBy("cluster", "snapshot_date", "bundle")
+    total = moves.groupBy("cluster", "snapshot_date", "bundle").agg(F.count(F.lit(1)).alias("moves"))
+    rows = rows.join(total, ["cluster", "snapshot_date", "bundle"]).withColumn("returns", F.count("*").over(bundle))
     return findings(
         rows, "ping-pong in recorded ownership", F.col("bundle"),
-        F.when(F.col("round_trips") >= 2, "warning").otherwise("info"),
-        F.concat(F.lit("moved away from "), F.col("owner"), F.lit(" and back "), F.col("round_trips").cast("string"),
-                 F.lit(" time(s) within "), F.lit(str(within)), F.lit(" snapshots")),
+        F.when(F.col("returns") >= 2, "warning").otherwise("info"),
+        F.concat(F.lit("moved "), F.col("moves").cast("string"), F.lit(" time(s), "), F.col("returns").cast("string"),
+                 F.lit(" of them back to a broker it had left within "), F.lit(str(within)), F.lit(" snapshots")),
         F.lit("Lengthen loadBalancerSheddingGracePeriodMinutes, widen the strategy's band "
               "(loadBalancerBrokerThresholdShedderPercentage) or raise loadBalancerSheddingConditionHitCountThreshold; "
               "if restarts caused it, restart brokers one at a time with time to rebalance in between."),
@@ -39,9 +42,11 @@ def ping_pong(ownership: DataFrame, within: int = 6) -> DataFrame:
 
 
 def few_bundles(layouts: DataFrame, snapshots: DataFrame) -> DataFrame:
-    """A namespace with fewer bundles than live brokers: some brokers can never hold any of its load."""
+    """A namespace with fewer bundles than live brokers: some brokers can never hold any of its load. Not Pulsar's
+    own namespaces (``pulsar/system``, each broker's heartbeat and SLA-monitor namespace): one bundle by design."""
     live = snapshots.select(*KEYS, F.size("brokers").alias("brokers"))
-    rows = layouts.join(live, KEYS).where(F.col("num_bundles") < F.col("brokers"))
+    rows = (layouts.where(~F.col("namespace").rlike(SYSTEM_NAMESPACE_PATTERN))
+            .join(live, KEYS).where(F.col("num_bundles") < F.col("brokers")))
     last = F.max("snapshot_ts").over(Window.partitionBy("cluster", "snapshot_date"))
     rows = rows.withColumn("_last", last).where(F.col("snapshot_ts") == F.col("_last"))  # the night's last layout decides
     return findings(

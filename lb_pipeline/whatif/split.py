@@ -55,9 +55,15 @@ class BundleSplitWhatIf:
         return self.hottest_topic_share >= 0.8
 
 
-def _describe(decision: SplitDecision | None) -> str:
+NO_BUNDLE_DATA = ("not hot by topics and sessions; its message rate and throughput unknown: the snapshot has no "
+                  "BundleData for it, whose long-term averages the modular trigger reads (collect --metadata-store)")
+
+
+def _describe(decision: SplitDecision | None, averages: bool = True) -> str:
+    """``averages``: the snapshot holds the bundle's BundleData (without it the modular trigger counts its rates
+    as 0, as the leader does for a bundle it has no data of, and the answer says what it could not see)."""
     if decision is None:
-        return "not hot"
+        return "not hot" if averages else NO_BUNDLE_DATA
     return "split" if decision.selected else f"skipped: {decision.skipped}"
 
 
@@ -110,7 +116,7 @@ def whatif_split(snap: Snapshot, namespace: str | None = None, assume_sustained:
             bundle=name, owner=snap.ownership.get(name), topics=len(topics), msg_rate=total_rate,
             throughput=sum(t.throughput for t in topics), hottest_topic=hottest.name if hottest else None,
             hottest_topic_share=(hottest.msg_rate / total_rate) if hottest and total_rate else 0.0,
-            modular=_describe(modular.get(name)), extensible=_describe(extensible.get(name)),
+            modular=_describe(modular.get(name), name in snap.bundle_data), extensible=_describe(extensible.get(name)),
             triggers=[t.describe() for t in decision.triggered], outcomes=outcomes, extensible_cycle=cycles.get(name)))
     return out
 
