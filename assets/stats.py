@@ -5,7 +5,7 @@ import dagster as dg
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.model.usage import Weights
-from lb_pipeline.transforms import silver
+from lb_pipeline.transforms import silver, time_averages
 
 
 @dg.asset(key=["silver", "topic_bundle"], deps=[key("bronze", "topic_stats"), key("bronze", "namespaces"),
@@ -46,12 +46,16 @@ def broker_usage(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
     return dg.MaterializeResult(metadata=meta)
 
 
-@dg.asset(key=["silver", "bundle_time_averages"], deps=[key("bronze", "bundle_reports"), key("bronze", "bundle_data")],
+@dg.asset(key=["silver", "bundle_time_averages"], deps=[key("bronze", "bundle_reports"), key("bronze", "bundle_data"),
+                                                       key("bronze", "snapshots"), key("bronze", "lb_events")],
           **options("stats"))
 def bundle_time_averages(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
-    """The leader's short/long-term bundle averages rebuilt from the series, compared with stored BundleData."""
+    """The leader's short/long-term bundle averages: its stored BundleData brought up to each snapshot, else
+    rebuilt from the series; the rebuild compared with the stored values."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    df = silver.bundle_time_averages(lk.read(s, "bronze", "bundle_reports", day), lk.read(s, "bronze", "bundle_data", day))
+    df = time_averages.bundle_time_averages(
+        *(lk.read(s, "bronze", t, day) for t in ("bundle_reports", "bundle_data")),
+        snapshots=lk.read(s, "bronze", "snapshots", day), events=lk.read(s, "bronze", "lb_events", day))
     written, meta = write_table(s, lk, df, "silver", "bundle_time_averages", day)
     worst = written.agg({"long_msg_rate_rel_diff": "max"}).collect()[0][0]
     meta["max_long_term_rel_diff_vs_stored"] = dg.MetadataValue.float(float(worst or 0.0))

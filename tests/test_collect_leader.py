@@ -13,7 +13,7 @@ from lb_pipeline.snapshots import layout
 from lb_pipeline.formats.events import line_time_ms
 from lb_pipeline.snapshots.broker_logs import copy_events
 from lb_pipeline.snapshots.collect import collect
-from lb_pipeline.snapshots.metadata_store import StoreError, StoreUrl, read_leader_inputs
+from lb_pipeline.snapshots.metadata_store import Node, StoreError, StoreUrl, read_leader_inputs
 from tests.test_collect import FakeCluster, _client, source  # noqa: F401 - the shared module fixture
 
 
@@ -33,7 +33,7 @@ class DictStore:
         value = self.nodes.get(path)
         if isinstance(value, Exception):
             raise value
-        return value
+        return None if value is None else Node(value, 1_796_175_000_000 + len(path))
 
 
 def _store_of(fake: FakeCluster) -> DictStore:
@@ -60,6 +60,8 @@ def test_the_leaders_copies_replace_the_rest_reports_and_the_snapshot_stays_vali
     manifest = json.loads((snap / layout.MANIFEST).read_text())
     assert manifest["complete"] and manifest["notCollected"] == []
     assert manifest["collector"]["sources"]["lb/brokers"] == "metadata-store"
+    assert manifest["collector"]["sources"]["bundleDataWrittenMs"] == 1_796_175_000_000 + max(
+        len(p) for p in store.nodes if p.startswith("/loadbalance/bundle-data/"))  # the newest write
     reports = [json.loads((snap / layout.local_broker_data(b)).read_text()) for b in fake.ids]
     assert {r["lastUpdate"] for r in reports} == {123}
     bundle_data = sorted(p.relative_to(snap).as_posix() for p in (snap / "lb" / "bundle-data").rglob("*.json"))

@@ -19,6 +19,7 @@ REAL = """\
 2026-12-02T01:35:41.800Z [pulsar-load-manager-1-1] INFO  o.a.p.b.l.i.ModularLoadManagerImpl - [OverloadShedder] Unloading bundle: lb/ns-c16/0x80000000_0x90000000 from broker 127.0.0.1:8080 to dest broker 127.0.0.1:8082
 2026-12-02T01:36:41.800Z [pulsar-load-manager-1-1] WARN  o.a.p.b.l.i.ModularLoadManagerImpl - [ThresholdShedder] The destination broker 127.0.0.1:8081 is the same as the current owner broker for Bundle lb/ns-c16/0x90000000_0xa0000000
 2026-12-02T01:37:41.800Z [pulsar-load-manager-1-1] INFO  o.a.p.b.l.i.ModularLoadManagerImpl - [UniformLoadShedder] No broker available to unload bundle lb/ns-c16/0xa0000000_0xb0000000 from broker 127.0.0.1:8081
+2026-12-02T01:38:40.000Z [pulsar-load-manager-1-1] INFO  o.a.p.b.l.i.ModularLoadManagerImpl - Writing local data to metadata store because maximum change 46.96724264380114% exceeded threshold 5%; time since last report written is 9.999 seconds
 2026-12-02T01:38:41.800Z [pulsar-load-manager-1-1] WARN  o.a.p.b.l.i.OverloadShedder - HIGH USAGE WARNING : Sole namespace bundle lb/ns-a4/0x00000000_0xffffffff is overloading broker 127.0.0.1:8080. No Load Shedding will be done on this broker
 \tat org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl.doLoadShedding(ModularLoadManagerImpl.java:660)
 """
@@ -38,7 +39,8 @@ def test_the_load_managers_lines_become_events_and_other_lines_none():
         (9, "unload", "OverloadShedder", "lb/ns-c16/0x80000000_0x90000000", "127.0.0.1:8080", "127.0.0.1:8082"),
         (10, "unload-same-owner", "ThresholdShedder", "lb/ns-c16/0x90000000_0xa0000000", None, "127.0.0.1:8081"),
         (11, "unload-no-broker", "UniformLoadShedder", "lb/ns-c16/0xa0000000_0xb0000000", "127.0.0.1:8081", None),
-        (12, "shed-sole-bundle", None, "lb/ns-a4/0x00000000_0xffffffff", "127.0.0.1:8080", None),
+        (12, "report-written", None, None, None, None),
+        (13, "shed-sole-bundle", None, "lb/ns-a4/0x00000000_0xffffffff", "127.0.0.1:8080", None),
     ]
     unload = rows[6]
     assert unload["namespace"] == "lb/ns-c16" and unload["bundle_range"] == "0x80000000_0x90000000"
@@ -60,10 +62,10 @@ def test_a_log_file_lands_as_rows_of_its_broker_and_bad_lines_are_quarantined_by
     content = (REAL + "2026-12-02T01:39:00.000Z [x] INFO  o.a.p.b.l.i.ModularLoadManagerImpl - Successfully split "
                "namespace bundle lb/ns/0xZZ_0x10\n").encode() + b"\xff\xfe not UTF-8\n"
     good, bad = parse_file(TABLES["lb_events"], path, content, manifests={path.rsplit("/logs/", 1)[0]: ["127.0.0.1:8080"]})
-    assert len(good) == 10 and {r["broker"] for r in good} == {"127.0.0.1:8080"}
+    assert len(good) == 11 and {r["broker"] for r in good} == {"127.0.0.1:8080"}
     assert {r["cluster"] for r in good} == {"lbtest"} and good[0]["snapshot_date"] == "2026-12-02"
     (q,) = bad
-    assert q["field"] == "line 14: bundle" and q["bronze_table"] == "lb_events"
+    assert q["field"] == "line 15: bundle" and q["bronze_table"] == "lb_events"
 
 
 def test_a_configured_broker_that_is_not_running_keeps_its_failure_domain():

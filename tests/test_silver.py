@@ -62,7 +62,7 @@ def test_time_averages_follow_the_update_rule_on_a_hand_built_series(spark):
     from datetime import datetime
 
     from lb_pipeline.algorithms.time_average import update_loop
-    from lb_pipeline.transforms.silver import bundle_time_averages
+    from lb_pipeline.transforms.time_averages import bundle_time_averages
 
     t0, t1 = datetime(2026, 1, 15, 8), datetime(2026, 1, 15, 9)
     reports = spark.createDataFrame(
@@ -92,7 +92,7 @@ def test_the_leaders_stored_averages_win_wherever_a_snapshot_has_them_and_a_drop
     (``updateBundleData``) and starts again from its first sample."""
     from datetime import datetime
 
-    from lb_pipeline.transforms.silver import bundle_time_averages
+    from lb_pipeline.transforms.time_averages import bundle_time_averages
 
     t = [datetime(2026, 1, 15, 8, m) for m in (0, 1, 2)]
     cols = ("cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, msg_rate_in double, "
@@ -111,6 +111,36 @@ def test_the_leaders_stored_averages_win_wherever_a_snapshot_has_them_and_a_drop
     assert rows[("k", 1)].seeded_from is None and rows[("k", 2)].long_msg_rate_rel_diff > 0  # rebuilt, then compared
     assert rows[("m", 2)].seeded_from == "default" and rows[("m", 2)].long_num_samples == 1  # dropped at 08:01
     assert rows[("m", 2)].long_msg_rate_in == 100.0
+
+
+def test_the_stored_averages_take_the_samples_the_leader_took_since_it_wrote_them(spark):
+    """The leader writes BundleData every loadBalancerResourceQuotaUpdateIntervalMinutes and takes a sample of every
+    bundle at each broker's report write: 4 writes logged in the minute before the snapshot, the copy written 30 s
+    before it, so 2 samples of the snapshot's stats on top of the stored averages."""
+    from datetime import datetime, timedelta
+
+    from lb_pipeline.algorithms.time_average import update_loop
+    from lb_pipeline.transforms.time_averages import bundle_time_averages
+
+    t0, t1 = datetime(2026, 1, 15, 8, 0), datetime(2026, 1, 15, 8, 1)
+    keys = "cluster string, snapshot_ts timestamp, snapshot_date string"
+    bundle = "a/k/0x00000000_0xffffffff"
+    reports = spark.createDataFrame([("c", t, "2026-01-15", bundle, 300.0, 0.0, 3000.0, 0.0) for t in (t0, t1)],
+                                    f"{keys}, bundle string, msg_rate_in double, msg_rate_out double, "
+                                    "msg_throughput_in double, msg_throughput_out double")
+    ta = "num_samples int, msg_rate_in double, msg_rate_out double, msg_throughput_in double, msg_throughput_out double"
+    stored = spark.createDataFrame(
+        [("c", t1, "2026-01-15", bundle, 10, 100.0, 0.0, 1000.0, 0.0, 40, 100.0, 0.0, 1000.0, 0.0)],
+        f"{keys}, bundle string, " + ", ".join(f"short_{c}" for c in ta.split(", ")) + ", "
+        + ", ".join(f"long_{c}" for c in ta.split(", ")))
+    written = int((t1 - timedelta(seconds=30)).replace(tzinfo=__import__("datetime").timezone.utc).timestamp() * 1000)
+    snaps = spark.createDataFrame([("c", t0, "2026-01-15", None), ("c", t1, "2026-01-15", written)],
+                                  f"{keys}, bundle_data_written_ms long")
+    events = spark.createDataFrame([("c", t1, "2026-01-15", "report-written")] * 4, f"{keys}, kind string")
+    rows = {r.snapshot_ts.minute: r for r in bundle_time_averages(reports, stored, snapshots=snaps, events=events).collect()}
+    assert rows[1].seeded_from == "stored" and rows[1].samples_since_previous == 2
+    assert rows[1].short_msg_rate_in == pytest.approx(update_loop(10, 100.0, 300.0, 2, 10)[1])
+    assert rows[1].long_num_samples == 42
 
 
 def test_rebuilt_averages_match_the_stored_bundle_data_of_the_generated_day(lake, spark):

@@ -100,6 +100,7 @@ def parse_manifest(doc) -> tuple[list[Row], list[Problem]]:
             "missing_parts": [str(m) for m in missing] if isinstance(missing, list) else [str(missing)],
             "tool": text(doc, "tool", "tool", required=False),
             "load_reports_from": _load_reports_from(doc),
+            "bundle_data_written_ms": _bundle_data_written(doc),
         }], [Problem("brokers", f"expected each broker listed once, got {', '.join(repeated[:3])}"
                                 + (f" and {len(repeated) - 3} more repeated" if len(repeated) > 3 else "")
                                 + ": each kept once")] if repeated else []
@@ -114,6 +115,14 @@ def _load_reports_from(doc: dict) -> str | None:
     sources = collector.get("sources") if isinstance(collector, dict) else None
     source = sources.get("lb/brokers") if isinstance(sources, dict) else None
     return source if source in ("metadata-store", "admin-api") else None
+
+
+def _bundle_data_written(doc: dict) -> int | None:
+    """When the leader last wrote the ``BundleData`` the snapshot holds (epoch ms, ``collector.sources``)."""
+    collector = doc.get("collector")
+    sources = collector.get("sources") if isinstance(collector, dict) else None
+    value = sources.get("bundleDataWrittenMs") if isinstance(sources, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 62 else None
 
 
 def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:

@@ -18,6 +18,8 @@ kind                      Pulsar's message (``{}`` as Pulsar fills it)
 ``shed-attempt``          ``Attempting to shed load on {broker}, which has …`` (Overload- and ThresholdShedder)
 ``shed-sole-bundle``      ``HIGH USAGE WARNING : Sole namespace bundle {bundle} is overloading broker {broker}. …``
 ``leader``                ``This broker {broker} was elected leader``
+``report-written``        ``Writing local data to metadata store because …`` (the log's broker rewrote its
+                          ``LocalBrokerData``; each write makes the leader update every bundle's averages)
 ========================  =====================================================================================
 
 Anything else is no event (log lines are free text: not quarantined). A recognised line whose bundle or broker is
@@ -48,6 +50,7 @@ _PATTERNS = (
     ("shed-attempt", re.compile(r"Attempting to shed load on (?P<from_broker>\S+?),? which has (?P<detail>.*)")),
     ("shed-sole-bundle", re.compile(r"Sole namespace bundle " + _B + r" is overloading broker (?P<from_broker>\S+?)\.(?:\s|$)")),
     ("leader", re.compile(r"This broker (?P<to_broker>\S+) was elected leader")),
+    ("report-written", re.compile(r"Writing local data to metadata store because (?P<detail>.*)")),
 )
 KINDS = tuple(k for k, _ in _PATTERNS)
 MAX_DETAIL = 500

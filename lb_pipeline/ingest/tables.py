@@ -62,7 +62,7 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
     BronzeTable("snapshots", ("manifest.json",),
                 "format_version int, snapshot_timestamp_ms long, pulsar_version string, load_manager string, "
                 "leader string, brokers array<string>, complete boolean, missing_parts array<string>, tool string, "
-                "load_reports_from string",
+                "load_reports_from string, bundle_data_written_ms long",
                 lambda doc, rel: cp.parse_manifest(doc)),
     BronzeTable("broker_reports", ("lb/brokers/*.json",),
                 "broker string, cpu_usage double, cpu_limit double, memory_usage double, memory_limit double, "

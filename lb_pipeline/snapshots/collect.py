@@ -179,6 +179,8 @@ def _leader_inputs(store, snap: _Snapshot, brokers: list[str], leader_id, progre
         sources["extensibleLookupData"] = got.lookup_only
     if got.left_out:
         sources["bundleDataLeftOut"] = sorted(got.left_out)
+    if got.bundle_data_written_ms is not None:
+        sources["bundleDataWrittenMs"] = got.bundle_data_written_ms
     return leader_id or got.leader, sources
 
 

@@ -16,7 +16,9 @@ such nodes are recognised and left out, with the reason in the manifest.
 
 The store is untrusted input, as the admin API is: node names are checked with Pulsar's naming rules before they
 become file names, each node is bounded in size, and its JSON must be finite numbers in an object.
-Read only: the client never writes, and ZooKeeper's ``read_only`` mode lets it read from an observer too.
+Read only: the client never writes, and ZooKeeper's ``read_only`` mode lets it read from an observer too. When the
+``BundleData`` was last written (its nodes' mtime) is kept too: the leader writes it only every
+``loadBalancerResourceQuotaUpdateIntervalMinutes`` (15 by default), and its averages in memory have moved on since.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from lb_pipeline.errors import LbError
 from lb_pipeline.model import names
@@ -36,6 +39,11 @@ BROKERS, BUNDLE_DATA, TIME_AVERAGE, LEADER = ("/loadbalance/brokers", "/loadbala
 MAX_NODE_BYTES = 16 * 1024 * 1024  # ZooKeeper's own jute.maxbuffer default is 1 MiB; a node is never near this
 MAX_BUNDLES = 1_000_000
 _RANGE = re.compile(r"0x[0-9a-f]{8}_0x[0-9a-f]{8}")
+
+
+class Node(NamedTuple):
+    data: bytes
+    mtime_ms: int | None  # when the node was last written (ZooKeeper's mtime)
 
 
 class StoreError(Exception):
@@ -100,12 +108,12 @@ class ZooKeeperStore:
         except Exception as exc:  # noqa: BLE001 - a lost session or a timeout is a missing part, not a crash
             raise StoreError(f"list {path}: {exc or type(exc).__name__}") from None
 
-    def get(self, path: str) -> bytes | None:
+    def get(self, path: str) -> Node | None:
         from kazoo.exceptions import NoNodeError
 
         try:
-            data, _ = self._client.get(path)
-            return data
+            data, stat = self._client.get(path)
+            return Node(data, int(stat.mtime))
         except NoNodeError:
             return None
         except Exception as exc:  # noqa: BLE001
@@ -120,10 +128,11 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def parse_node(path: str, data: bytes | None) -> dict:
+def parse_node(path: str, node: Node | None) -> dict:
     """A node's JSON object; raises ``StoreError`` naming the node for anything else."""
-    if data is None:
+    if node is None:
         raise StoreError(f"{path}: the node vanished while it was being read")
+    data = node.data
     if len(data) > MAX_NODE_BYTES:
         raise StoreError(f"{path}: larger than {MAX_NODE_BYTES} bytes")
     try:
@@ -164,6 +173,7 @@ class LeaderInputs:
     problems: dict[str, str] = field(default_factory=dict)
     lookup_only: list[str] = field(default_factory=list)  # brokers registered by the extensible load manager
     left_out: list[str] = field(default_factory=list)  # namespaces whose BundleData the format does not hold
+    bundle_data_written_ms: int | None = None  # the newest BundleData write (the leader writes them together)
 
     @property
     def broker_reports(self) -> int:
@@ -232,9 +242,13 @@ def _read_bundle_data(store, out: LeaderInputs) -> None:
                     out.problems["lb/bundle-data"] = f"more than {MAX_BUNDLES} bundles: the rest left out"
                     return
                 try:
-                    out.files[rel] = parse_node(f"{path}/{child}", store.get(f"{path}/{child}"))
+                    node = store.get(f"{path}/{child}")
+                    out.files[rel] = parse_node(f"{path}/{child}", node)
                 except StoreError as exc:
                     out.problems[rel] = str(exc)
+                    continue
+                if node.mtime_ms is not None:
+                    out.bundle_data_written_ms = max(node.mtime_ms, out.bundle_data_written_ms or 0)
             else:
                 stack.append((f"{path}/{child}", [*parts, child]))
 
