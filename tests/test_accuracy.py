@@ -42,7 +42,7 @@ def test_moves_are_counted_split_bundles_are_not_and_predictions_are_matched_unt
     ], "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
     assert replay_accuracy(decisions, moves, "ThresholdShedder") == {
         "strategy": "ThresholdShedder", "predicted": 2, "moved": 2, "confirmed": 1, "destination_agrees": 1,
-        "precision": 0.5, "recall": 0.5}
+        "precision": 0.5, "recall": 0.5, "selections": 2, "selections_agree": 1}
     assert replay_accuracy(decisions, moves, "OverloadShedder")["confirmed"] == 1
 
 
@@ -54,7 +54,32 @@ def test_without_recorded_moves_every_prediction_counts_and_none_is_confirmed(sp
                                       "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
     assert replay_accuracy(decisions, moves, "AvgShedder") == {
         "strategy": "AvgShedder", "predicted": 1, "moved": 0, "confirmed": 0, "destination_agrees": 0,
-        "precision": 0.0, "recall": None}
+        "precision": 0.0, "recall": None, "selections": 1, "selections_agree": 0}
+
+
+def test_the_leaders_logged_unloads_are_the_moves_of_the_snapshot_before_them(spark):
+    """An unload logged between two snapshots is in the later one's logs and belongs to the earlier one's replay;
+    its destination is the one the leader logged. A selection agrees when it is exactly what the leader unloaded
+    from that broker."""
+    from lb_pipeline.transforms.accuracy import logged_moves
+
+    ownership = _ownership(spark, [(t, b, "a") for t in range(3) for b in (B1, B2)])
+    events = spark.createDataFrame([
+        ("c", T[1], "unload", B1, "a", "b"),  # logged before T1: the T0 replay's to predict
+        ("c", T[1], "shed-attempt", None, "a", None),
+        ("c", T[2], "unload", B2, "a", "c"),
+        ("c", T[0], "unload", B2, "a", "b"),  # before the day's first snapshot: no replay of the day predicted it
+    ], "cluster string, snapshot_ts timestamp, kind string, bundle string, from_broker string, to_broker string")
+    moves = logged_moves(events, ownership)
+    assert sorted((r.snapshot_ts.hour, r.bundle, r.broker, r.next_broker) for r in moves.collect()) == [
+        (0, B1, "a", "b"), (1, B2, "a", "c")]
+    decisions = spark.createDataFrame([
+        ("c", T[0], B1, "a", "b", "OverloadShedder"), ("c", T[0], B2, "a", "b", "OverloadShedder"),  # one too many
+        ("c", T[1], B2, "a", "b", "OverloadShedder")],  # the leader's bundle, another destination
+        "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
+    got = replay_accuracy(decisions, moves, "OverloadShedder")
+    assert (got["predicted"], got["moved"], got["confirmed"], got["destination_agrees"]) == (3, 2, 2, 1)
+    assert (got["selections"], got["selections_agree"]) == (2, 1)
 
 
 def test_moves_of_brokers_that_left_restarted_or_went_unreported_are_not_counted(spark):
@@ -82,7 +107,7 @@ def test_moves_of_brokers_that_left_restarted_or_went_unreported_are_not_counted
                                       "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
     assert replay_accuracy(decisions, moves, "AvgShedder", up=up) == {
         "strategy": "AvgShedder", "predicted": 1, "moved": 1, "confirmed": 1, "destination_agrees": 0,
-        "precision": 1.0, "recall": 1.0}
+        "precision": 1.0, "recall": 1.0, "selections": 1, "selections_agree": 1}
 
 
 def test_the_report_names_each_snapshot_whose_load_reports_did_not_land_and_why(spark):

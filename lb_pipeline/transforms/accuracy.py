@@ -96,13 +96,19 @@ def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Colu
               .join(moves.withColumn("_m", F.lit(True)), ["cluster", "snapshot_ts", "bundle", "broker"], "full")
               .fillna({"_p": False, "_m": False}))
     both = F.col("_p") & F.col("_m")
-    r = marked.agg(
+    # per broker and snapshot: the strategy's selection from that broker, and whether it is exactly what moved
+    per = marked.groupBy("cluster", "snapshot_ts", "broker").agg(
         F.sum(F.col("_p").cast("int")).alias("predicted"), F.sum(F.col("_m").cast("int")).alias("moved"),
         F.sum(both.cast("int")).alias("confirmed"),
         F.sum((both & (F.col("next_broker") == F.col("predicted_destination"))).cast("int")).alias("destination_agrees"),
-    ).collect()[0]
+        F.bool_and(F.col("_p") == F.col("_m")).alias("same"))
+    r = per.agg(*(F.sum(c).alias(c) for c in ("predicted", "moved", "confirmed", "destination_agrees")),
+                F.count(F.lit(1)).alias("selections"), F.sum(F.col("same").cast("int")).alias("selections_agree")
+                ).collect()[0]
     predicted_n, moved, confirmed = int(r["predicted"] or 0), int(r["moved"] or 0), int(r["confirmed"] or 0)
     return {"strategy": label or strategy, "predicted": predicted_n, "moved": moved, "confirmed": confirmed,
             "destination_agrees": int(r["destination_agrees"] or 0),
             "precision": confirmed / predicted_n if predicted_n else None,
-            "recall": confirmed / moved if moved else None}
+            "recall": confirmed / moved if moved else None,
+            # (broker, snapshot) pairs where a bundle was predicted or moved, and those whose sets are equal
+            "selections": int(r["selections"] or 0), "selections_agree": int(r["selections_agree"] or 0)}
