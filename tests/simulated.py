@@ -49,7 +49,7 @@ def cpu_model(brokers, per_msg=0.003, idle=2.0) -> pd.DataFrame:
     """CPU % = idle + per_msg × (msg/s in+out) on every broker; the other resources unused."""
     rows = [{"broker": b, "resource": r, "source": "broker", "intercept": idle if r == "cpu" else 0.0,
              "coef_rate": per_msg if r == "cpu" else 0.0, "coef_tput_in": 0.0, "coef_tput_out": 0.0, "r2": 1.0,
-             "residual_std": 0.0, "samples": 10} for b in brokers for r in RESOURCES]
+             "residual_std": 0.0, "samples": 10, "censored": 0} for b in brokers for r in RESOURCES]
     return pd.DataFrame(rows, columns=MODEL_COLUMNS)
 
 

@@ -23,7 +23,7 @@ def reports(brokers=("a:1", "b:1"), samples=24, seed=0, cpu_per_msg=(0.002, 0.00
             if s < outliers:
                 row["cpu_usage"] *= 5  # a GC storm or a noisy neighbour
             for r in RESOURCES:
-                row[f"{r}_limit"] = 100.0
+                row[f"{r}_limit"] = 100.0 if r == "cpu" else 1e9
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -80,3 +80,25 @@ def test_a_broker_pegged_at_its_limit_all_day_uses_the_cluster_fit_and_predictio
     model = LoadModel.from_table(table.reset_index(), ["a:1"])
     limits = np.full((1, 5), 100.0)
     assert model.predict(np.array([[1e7, 0.0, 0.0]]), limits)[0, RESOURCES.index("cpu")] == 100.0
+
+
+def test_reports_at_the_limit_are_censored_not_fitted():
+    """A 4-core broker pegged at 400 of 400 in 5 of its 24 reports served less than it was asked: those reports
+    pulled the slope down (0.0032 for 0.009 on a demo day) and the model then put a pegged broker at 65 %."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for s in range(24):
+        rate = rng.uniform(10_000, 60_000)
+        cpu = min(400.0, 20 + 0.009 * rate)  # past ~42k msg/s the demand is above the limit
+        row = {"broker": "b:1", "msg_rate_in": rate / 2, "msg_rate_out": rate / 2, "msg_throughput_in": rate * 500,
+               "msg_throughput_out": rate * 500, "cpu_usage": cpu, "memory_usage": 500.0,
+               "direct_memory_usage": 100.0, "bandwidth_in_usage": 1.0, "bandwidth_out_usage": 1.0}
+        row.update({f"{r}_limit": 400.0 if r == "cpu" else 1e9 for r in RESOURCES})
+        rows.append(row)
+    data = pd.DataFrame(rows)
+    saturated = int((data["cpu_usage"] >= 400.0).sum())
+    assert 3 <= saturated <= 12
+    cpu = fit_load_model(data).set_index(["broker", "resource"]).loc[("b:1", "cpu")]
+    assert cpu["censored"] == saturated and cpu["samples"] == 24 - saturated and cpu["source"] == "broker"
+    slope = cpu["coef_rate"] + 1000 * cpu["coef_tput_in"]  # the same work, per message or per its bytes
+    assert slope == pytest.approx(0.009, rel=0.02)

@@ -12,8 +12,10 @@ reweighted least squares) of usage on the traffic that drives it, with an interc
 Usage is fitted in the report's own units; the limit stays the broker's reported limit, so heterogeneous brokers keep
 their own capacity. A broker with fewer than ``min_samples`` reports, or whose traffic never varied, uses the
 cluster-wide fit (all brokers pooled) and says so in ``source``; so does a broker whose own fit explains its usage
-no better than a constant (R² ≤ 0: typically a broker pegged at its limit, whose usage no longer follows its traffic).
-Predictions stop at the broker's limit: a host cannot use more CPU or NIC than it has, it saturates.
+no better than a constant (R² ≤ 0). A report at its limit is censored (``SATURATED``): the broker's demand was above
+what it could serve, so its usage says nothing about the slope and is left out of the fit (on a demo day balanced
+by OverloadShedder, 5 of a 4-core broker's 24 reports sat at 400 of 400 and pulled its CPU slope from about 0.009 to
+0.0032 points per msg/s). Predictions stop at the broker's limit: a host cannot use more CPU or NIC than it has.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ TRAFFIC = ("rate", "tput_in", "tput_out")  # rate = msg/s in+out, throughputs in
 FEATURES = {"cpu": ("rate", "tput"), "memory": ("rate", "tput"), "direct_memory": ("tput",),
             "bandwidth_in": ("tput_in",), "bandwidth_out": ("tput_in", "tput_out")}
 MIN_SAMPLES = 8
+# a report at (or within 1 % of) its limit is censored: the broker served what it could, its demand was more, and
+# its usage says nothing about how usage grows with traffic (left out of the fit, counted in ``censored``)
+SATURATED = 0.99
 MODEL_COLUMNS = ["broker", "resource", "source", "intercept", "coef_rate", "coef_tput_in", "coef_tput_out",
-                 "r2", "residual_std", "samples"]
+                 "r2", "residual_std", "samples", "censored"]
 
 
 def traffic_features(rate, tput_in, tput_out) -> dict[str, np.ndarray]:
@@ -97,20 +102,37 @@ def fit_load_model(reports: pd.DataFrame, min_samples: int = MIN_SAMPLES) -> pd.
     if reports.empty:
         raise ValueError("no broker reports to fit a load model on")
     ok = reports.dropna(subset=["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out"])
-    feats_all = traffic_features(ok.msg_rate_in + ok.msg_rate_out, ok.msg_throughput_in, ok.msg_throughput_out)
-    pooled = {r: _fit_one(feats_all, ok[f"{r}_usage"].to_numpy(float), r) for r in RESOURCES}
+    pooled = {}
+    for r in RESOURCES:
+        fit_on = ok[~_censored(ok, r)]
+        if fit_on.empty:  # every report at its limit: nothing says how usage follows traffic below it
+            fit_on = ok
+        feats_all = traffic_features(fit_on.msg_rate_in + fit_on.msg_rate_out, fit_on.msg_throughput_in,
+                                     fit_on.msg_throughput_out)
+        pooled[r] = _fit_one(feats_all, fit_on[f"{r}_usage"].to_numpy(float), r)
     rows = []
     for broker in sorted(reports["broker"].unique()):
         mine = ok[ok["broker"] == broker]
-        feats = traffic_features(mine.msg_rate_in + mine.msg_rate_out, mine.msg_throughput_in, mine.msg_throughput_out)
         for r in RESOURCES:
-            usage = mine[f"{r}_usage"].to_numpy(float)
-            own = _fit_one(feats, usage, r) if len(mine) >= min_samples and _varies(feats, r) else None
+            censored = _censored(mine, r)
+            kept = mine[~censored]
+            feats = traffic_features(kept.msg_rate_in + kept.msg_rate_out, kept.msg_throughput_in, kept.msg_throughput_out)
+            usage = kept[f"{r}_usage"].to_numpy(float)
+            own = _fit_one(feats, usage, r) if len(kept) >= min_samples and _varies(feats, r) else None
             if own is not None and own["r2"] > 0:
-                rows.append({"broker": broker, "resource": r, "source": "broker", **own})
-            else:  # too little history, or a fit no better than a constant (a broker pegged at its limit all day)
-                rows.append({"broker": broker, "resource": r, "source": "cluster", **pooled[r]})
+                rows.append({"broker": broker, "resource": r, "source": "broker", **own, "censored": int(censored.sum())})
+            else:  # too little history below the limit, or a fit no better than a constant
+                rows.append({"broker": broker, "resource": r, "source": "cluster", **pooled[r],
+                             "censored": int(censored.sum())})
     return pd.DataFrame(rows, columns=MODEL_COLUMNS)
+
+
+def _censored(reports: pd.DataFrame, resource: str) -> pd.Series:
+    """Reports whose usage of ``resource`` is at its limit (a positive limit: off Linux a NIC reports -1)."""
+    limit = reports[f"{resource}_limit"].astype(float) if f"{resource}_limit" in reports else None
+    if limit is None:
+        return pd.Series(False, index=reports.index)
+    return (limit > 0) & (reports[f"{resource}_usage"].astype(float) >= SATURATED * limit)
 
 
 @dataclass

@@ -38,7 +38,7 @@ from lb_pipeline.workers import collector_paused
 
 LOAD_MODEL_SCHEMA = ("cluster string, snapshot_date string, broker string, resource string, source string, "
                      "intercept double, coef_rate double, coef_tput_in double, coef_tput_out double, r2 double, "
-                     "residual_std double, samples int")
+                     "residual_std double, samples int, censored int")
 RUN_KEYS = "cluster string, snapshot_date string, run_id string, strategy string, params string, seed int"
 SUMMARY = ("usage_std_mean double, max_over_mean_p95 double, overloaded_broker_minutes long, idle_broker_minutes long, "
            "unloads_total long, placements_total long, splits long, ping_pongs long, grace_violations long, "
