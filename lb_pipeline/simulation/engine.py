@@ -161,7 +161,7 @@ class Simulation:
             if dest is None or dest == u.broker or dest not in live:
                 continue
             moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload", u.swap))
-        wmax, served = self._weighted_max(self._usage_live, self._limits_live), self._served  # what shedding saw
+        wmax, served = self.weighted_max(self._usage_live, self._limits_live), self._served  # what shedding saw
         shed = any(m["kind"] == "unload" for m in moves)
         splits: list[dict] = []
         for _ in range(self._split_checks(t) if self.splits is not None and not self.anchored else 0):
@@ -266,7 +266,7 @@ class Simulation:
         B = len(self.history.brokers)
         return np.stack([np.bincount(self.owner[mask], weights=traffic[mask, f], minlength=B) for f in range(4)], axis=1)
 
-    def _weighted_max(self, usage: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    def weighted_max(self, usage: np.ndarray, limits: np.ndarray) -> np.ndarray:
         """``getMaxResourceUsageWithWeight`` per broker: float32 percents, heap left out, as a fraction."""
         if not len(usage):
             return np.zeros(0)

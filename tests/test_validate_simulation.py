@@ -1,0 +1,64 @@
+"""``lb-pipeline validate-simulation``: the closed loop of the strategy a recorded real cluster ran, scored against
+the unloads its leader logged and the usage its brokers reported."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lb_pipeline.cli import main
+from lb_pipeline.simulation.real_validation import logged, match, validate_simulation
+
+RUNS = Path(__file__).parent / "fixtures" / "real-runs"
+MINUTE = 60_000
+
+
+def test_a_logged_unload_is_matched_once_by_the_same_bundle_from_the_same_broker_within_a_cycle():
+    truth = [(10 * MINUTE, "t/n/0x00000000_0x80000000", "a:1", "b:1"), (20 * MINUTE, "t/n/0x80000000_0xffffffff", "a:1", "c:1")]
+    simulated = [(10 * MINUTE + 30_000, "t/n/0x00000000_0x80000000", "a:1", "c:1"),  # matched, elsewhere
+                 (11 * MINUTE, "t/n/0x00000000_0x80000000", "a:1", "b:1"),  # the same unload again: not twice
+                 (22 * MINUTE, "t/n/0x80000000_0xffffffff", "a:1", "c:1"),  # two cycles late
+                 (20 * MINUTE, "t/n/0x80000000_0xffffffff", "b:1", "c:1")]  # from another broker
+    got = match(simulated, truth, MINUTE)
+    assert (got["matched_unloads"], got["destinations_agree"]) == (1, 0)
+    assert (got["precision"], got["recall"]) == (0.25, 0.5)
+    assert match([], [], MINUTE)["precision"] is None  # nothing predicted: no precision, not 0 %
+
+
+@pytest.fixture(scope="module")
+def overload_run() -> Path:
+    run = RUNS / "overload"
+    if not (run / "landing").is_dir():
+        pytest.fail(f"missing recorded run {run}")
+    return run
+
+
+def test_the_recorded_overload_run_is_scored_against_its_leaders_log(overload_run):
+    day = json.loads((overload_run / "recording.json").read_text())["traffic"]["startedAt"][:10]
+    result = validate_simulation(overload_run / "landing", day)
+    dirs = sorted(p.parent for p in (overload_run / "landing").glob("*/*/manifest.json"))
+    unloads, splits, _ = logged(dirs)
+    assert result["strategy"] == "OverloadShedder" and result["snapshots"] == len(dirs)
+    assert result["logged_unloads"] == len(unloads) > 0 and result["logged_splits"] == splits
+    assert 0 <= result["matched_unloads"] <= min(result["logged_unloads"], result["simulated_unloads"])
+    # the load model follows each broker's own reports: within 10 points on average of what they reported
+    assert result["usage_mae_points"] < 10.0
+    assert set(result["met"]) == {"precision", "recall", "usage_mae_points"}
+
+
+def test_the_command_prints_the_scores_and_the_targets(overload_run, capsys):
+    day = json.loads((overload_run / "recording.json").read_text())["traffic"]["startedAt"][:10]
+    assert main(["validate-simulation", "--landing", str(overload_run / "landing"), "--day", day]) == 0
+    out = capsys.readouterr().out
+    assert "unloads:" in out and "logged" in out and "target ≥ 80%" in out and "mean absolute error" in out
+    assert main(["validate-simulation", "--landing", str(overload_run / "landing"), "--day", day, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["targets"]["usage_mae_points"] == 5.0
+
+
+def test_without_logs_it_says_there_is_nothing_to_score_unloads_against(tmp_path, capsys):
+    from lb_pipeline.snapshots.generate import generate
+
+    generate(tmp_path, "demo", seed=3, start="2026-01-15T08:00:00Z", snapshots=3)
+    assert main(["validate-simulation", "--landing", str(tmp_path), "--day", "2026-01-15"]) == 0
+    out = capsys.readouterr().out
+    assert "recall – (not measurable" in out and "no broker log" in out
