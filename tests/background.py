@@ -108,6 +108,25 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
                             log.read_text(errors="replace")[-3000:])
 
 
+# The night of a recorded real run (tests/fixtures/real-runs/overload: the leader's inputs and log collected).
+
+REAL_RUN = ROOT / "tests" / "fixtures" / "real-runs" / "overload"
+
+
+@dataclass
+class RealNight:
+    lake: Path
+    reports: Path
+    code: int
+    output: str
+
+
+def real_night(_landing: Path, tmp: Path, stop: threading.Event) -> RealNight:
+    lake, reports, log = tmp / "lake", tmp / "reports", tmp / "night.log"
+    code = _finish(main_command(REAL_RUN / "landing", lake, reports, log), stop, log)
+    return RealNight(lake, reports, code, log.read_text(errors="replace"))
+
+
 # A Spark standalone master and one worker, started from the installed pyspark on 127.0.0.1.
 
 @contextmanager

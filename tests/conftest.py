@@ -98,7 +98,7 @@ def free_port() -> int:
 
 # Nights that tests only inspect run beside the rest of the suite (tests/background.py), in one thread started
 # with the session; each only when a collected test asks for it.
-BACKGROUND = ("crashed_night",)
+BACKGROUND = ("crashed_night", "real_night")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -121,3 +121,8 @@ def _background_nights(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def crashed_night(_background_nights):
     return _background_nights["crashed_night"].result()
+
+
+@pytest.fixture(scope="session")
+def real_night(_background_nights):
+    return _background_nights["real_night"].result()
