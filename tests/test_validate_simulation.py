@@ -4,6 +4,8 @@ the unloads its leader logged and the usage its brokers reported."""
 import json
 from pathlib import Path
 
+import pandas as pd
+
 import pytest
 
 from lb_pipeline.cli import main
@@ -23,6 +25,19 @@ def test_a_logged_unload_is_matched_once_by_the_same_bundle_from_the_same_broker
     assert (got["matched_unloads"], got["destinations_agree"]) == (1, 0)
     assert (got["precision"], got["recall"]) == (0.25, 0.5)
     assert match([], [], MINUTE)["precision"] is None  # nothing predicted: no precision, not 0 %
+
+
+def test_moves_the_leader_did_not_log_are_imposed_at_the_snapshot_that_shows_them():
+    from lb_pipeline.simulation.history import build_history
+    from lb_pipeline.simulation.real_validation import imposed_moves
+    from tests.simulated import START, bundle_names, scripted
+
+    names = bundle_names(2)
+    owner = lambda s, k: (0 if s < 1 else 1) if k == 0 else (0 if s < 2 else 2)  # noqa: E731 - both move off broker 0
+    h = build_history("c", *scripted(n_brokers=3, n_bundles=2, snapshots=3, minutes=1, owner=owner))
+    logged_ms = int((START + pd.Timedelta(seconds=30)).timestamp() * 1000)  # the leader's unload of bundle 0
+    imposed = imposed_moves(h, [(logged_ms, names[0], h.brokers[0], h.brokers[1])])
+    assert imposed == {2: [(h.bundles.index(names[1]), 2)]}  # bundle 1 moved by hand before snapshot 2
 
 
 @pytest.fixture(scope="module")

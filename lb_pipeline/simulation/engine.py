@@ -245,6 +245,9 @@ class Simulation:
             for w in self.avg:
                 self.n[w][appeared] = 0
                 self.avg[w][appeared] = SEED
+            for n, b in h.imposed.get(i, ()):  # a move the load manager did not make happened in the history too
+                if bs.present(i)[n] and h.live[i][b]:
+                    self.owner[n] = b
         self.snapshot = i
 
     def _move(self, i: int, n: int, src: int, dst: int, reason: str, kind: str, swap: bool = False) -> dict:

@@ -41,6 +41,9 @@ class History:
     topics: np.ndarray  # (S, N) topic count
     owner: np.ndarray  # (S, N) recorded owner (broker index), -1 when absent
     notes: list[str] = field(default_factory=list)
+    # snapshot → (bundle index, broker index) of moves the history imposes at that snapshot, as it imposes brokers
+    # joining and leaving: those the load manager did not make (by hand, say), where the leader's log tells them apart
+    imposed: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
     def snapshot_at(self, t_ms: int) -> int:
         return int(np.searchsorted(self.times, t_ms, side="right") - 1)
