@@ -173,3 +173,21 @@ def test_collect_keeps_each_log_line_once_across_snapshots(source, tmp_path):
     assert not (second / layout.broker_log(fake.ids[2])).exists()  # no line, no (empty) file
     assert manifest["collector"]["sources"]["lb/brokers"] == "admin-api"  # fresh reports: of the topics' cycle
     assert validate_snapshot(first) == []  # the log kept lands as bronze/lb_events rows
+
+
+def test_a_hostile_broker_log_is_read_line_by_line_and_cut(tmp_path):
+    """A log is the broker's to write: a megabyte on one line, bytes that are not UTF-8, NULs and a forged time are
+    kept as (cut) text or left out, never a crash, and never more than MAX_LINE of one line."""
+    from lb_pipeline.snapshots.broker_logs import MAX_LINE
+
+    now = time.time()
+    log = tmp_path / "broker.log"
+    log.write_bytes(_line(now - 5, "Unloading bundle: " + "x" * 1_000_000).encode()
+                    + b"\xff\xfe\x00 Unloading bundle: binary\n"
+                    + _line(now - 4, "[OverloadShedder] Unloading bundle: t/n/0x00000000_0xffffffff from broker "
+                                     "a:1 to dest broker b:1").encode()
+                    + b"9999-99-99T99:99:99Z Unloading bundle: forged time\n")
+    dest = tmp_path / "kept.log"
+    assert copy_events(log, dest, None, int(now * 1000)) == 2
+    kept = dest.read_text().splitlines()
+    assert len(kept[0]) == MAX_LINE and kept[1].endswith("to dest broker b:1")

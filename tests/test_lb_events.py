@@ -75,3 +75,12 @@ def test_a_configured_broker_that_is_not_running_keeps_its_failure_domain():
     good, bad = parse_file(TABLES["failure_domains"], path, json.dumps(doc).encode(),
                            manifests={path.rsplit("/cluster/", 1)[0]: ["127.0.0.1:8080", "127.0.0.1:8081"]})
     assert bad == [] and sorted(r["broker"] for r in good) == ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:8082"]
+
+
+def test_the_last_lines_of_a_broker_stopped_since_the_snapshot_before_land():
+    """A broker stopped between two snapshots logged its last lines (leadership lost, say): the next snapshot's
+    manifest no longer lists it, and its log still lands."""
+    path = "file:/landing/lbtest/2026-12-02T01-40-00Z/logs/127.0.0.1_8082.log"
+    good, bad = parse_file(TABLES["lb_events"], path, REAL.encode(),
+                           manifests={path.rsplit("/logs/", 1)[0]: ["127.0.0.1:8080", "127.0.0.1:8081"]})
+    assert bad == [] and {r["broker"] for r in good} == {"127.0.0.1:8082"}

@@ -9,8 +9,9 @@ from lb_pipeline.formats import values as p
 from lb_pipeline.ingest.landing import DayListing, tables_of
 from lb_pipeline.ingest.tables import TABLES, BronzeTable, locate
 
-# tables whose brokers need not be running: the manifest lists the live ones, a failure domain the configured ones
-_CONFIGURED = ("snapshots", "failure_domains")
+# tables whose brokers need not be running: the manifest lists the live ones, a failure domain the configured ones,
+# and a broker stopped since the snapshot before left its last log lines
+_CONFIGURED = ("snapshots", "failure_domains", "lb_events")
 MAX_RAW_BYTES = 1 << 20  # quarantined text kept in the table; the file itself stays in the landing folder
 
 
