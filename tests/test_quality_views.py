@@ -183,10 +183,16 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
             rows.append({**base, "strategy": f"Test-{name}", **change})
         rows += [{**base, "strategy": "Test-twice"}] * 2  # the same bundle moved twice in one cycle
         later = times[times.index(base["snapshot_ts"]) + 1]
-        rows += [{**base, "strategy": "Test-again"}, {**base, "strategy": "Test-again", "snapshot_ts": later}]
+        # TransferShedder keeps its own grace state: again an hour later is inside it; a modular strategy starts each
+        # snapshot from what the cluster unloaded, and the demo cluster did not unload this bundle: not held back
+        rows += [{**base, "strategy": "TransferShedder"}, {**base, "strategy": "TransferShedder", "snapshot_ts": later}]
+        rows += [{**base, "strategy": "Test-modular"}, {**base, "strategy": "Test-modular", "snapshot_ts": later}]
         # TransferShedder's swapped-back bundles are not held back by the grace period (Pulsar does not check them)
         rows += [{**base, "strategy": "Test-swap"}, {**base, "strategy": "Test-swap", "snapshot_ts": later, "swap": True}]
-        picked.update(bundle=base["bundle"], later=later)
+        own = lake.read(spark, "bronze", "ownership", DEMO_DAY).where(f"bundle = '{base['bundle']}'").toPandas()
+        owners = own.groupby("snapshot_ts")["broker"].first()
+        picked.update(bundle=base["bundle"], later=later,
+                      moved_before=bool(owners.get(later) is not None and owners.get(later) != owners.get(base["snapshot_ts"])))
         return pd.DataFrame(rows, columns=pdf.columns)  # only these: the real ones may repeat within 600 minutes
 
     # set before the night, in every snapshot: each is judged under its own
@@ -197,11 +203,12 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
     assert [r["strategy"] for r in _failure(summary, "destination_live").rows] == ["Test-ghost"]
     assert [r["strategy"] for r in _failure(summary, "source_owns_bundle").rows] == ["Test-unowned"]
     inside_grace = _failure(summary, "outside_grace_period").rows  # again an hour later; twice in one cycle
-    assert sorted(r["strategy"] for r in inside_grace) == ["Test-again", "Test-twice"]
-    (again,) = [r for r in inside_grace if r["strategy"] == "Test-again"]
+    assert sorted(r["strategy"] for r in inside_grace) == ["Test-twice", "TransferShedder"]
+    (again,) = [r for r in inside_grace if r["strategy"] == "TransferShedder"]
     assert again["bundle"] == picked["bundle"] and str(again["snapshot_ts"]) == str(picked["later"])
     conservation = _failure(summary, "total_load_change")
     assert {r["strategy"] for r in conservation.rows} == {"Test-ghost", "Test-twice"}
+    assert picked["moved_before"] is False  # so Test-modular's second unload was the replay's to make
     assert min(conservation.unexpected_values) < 0 < max(conservation.unexpected_values)
 
 
@@ -255,3 +262,31 @@ def test_a_load_report_older_than_its_rewrite_interval_or_written_after_the_snap
     # 15 minutes (Pulsar's default) and the 5 a collection may take; 60 + 5 where the override is in force
     assert sorted((str(r["snapshot_ts"]), r["report_age_minutes"]) for r in failure.rows) == sorted(
         [(str(first), 21.0), (str(first), -6.0), (str(last), 66.0)])
+
+
+def test_a_modular_unload_of_a_bundle_the_cluster_unloaded_within_the_grace_period_is_caught(spark):
+    """The modular replays start each snapshot from what the cluster unloaded (transforms.grace_state): the check
+    reads the same record, the leader's logged unloads where its logs landed, else the ownership changes."""
+    from datetime import datetime, timezone
+
+    from lb_pipeline.transforms import grace_state as gs
+
+    t = [datetime(2026, 1, 15, 8, m, tzinfo=timezone.utc) for m in (0, 2, 4)]
+    own = spark.createDataFrame([("c", t[0], "t/n/0x0_0x1", "a"), ("c", t[1], "t/n/0x0_0x1", "b"),
+                                 ("c", t[2], "t/n/0x0_0x1", "b")],
+                                "cluster string, snapshot_ts timestamp, bundle string, broker string")
+    snaps = spark.createDataFrame([("c", x, b) for x in t for b in "ab"], "cluster string, snapshot_ts timestamp, broker string")
+    recorded = gs.recorded_unloads(own, snaps, None)
+    assert [(r.bundle, r.recorded_ms) for r in recorded.collect()] == [
+        ("t/n/0x0_0x1", int(datetime(2026, 1, 15, 8, 1, tzinfo=timezone.utc).timestamp() * 1000))]  # halfway
+    decisions = spark.createDataFrame(
+        [("c", t[1], "OverloadShedder", "t/n/0x0_0x1", t[1], 2 * 60_000),    # 1 min after: held back
+         ("c", t[2], "OverloadShedder", "t/n/0x0_0x1", t[2], 2 * 60_000),    # 3 min after: free again
+         ("c", t[1], "TransferShedder", "t/n/0x0_0x1", t[1], 2 * 60_000)],   # its own state: not judged here
+        "cluster string, snapshot_ts timestamp, strategy string, bundle string, _at timestamp, _grace_ms long")
+    got = {(r.strategy, r.snapshot_ts.minute): r._in_grace for r in gs.in_grace(decisions, recorded).collect()}
+    assert got == {("OverloadShedder", 2): True, ("OverloadShedder", 4): False, ("TransferShedder", 2): False}
+    events = spark.createDataFrame([("c", "unload", "t/n/0x0_0x1", t[2])],
+                                   "cluster string, kind string, bundle string, event_ts timestamp")
+    logged = gs.recorded_unloads(own, snaps, events)  # the logs win: the ownership change is not counted twice
+    assert [r.recorded_ms for r in logged.collect()] == [int(t[2].timestamp() * 1000)]

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from lb_pipeline.model import topic_stats
+from lb_pipeline.transforms import grace_state as gs
 from lb_pipeline.transforms.config import cluster_configs, per_cluster
 from lb_pipeline.transforms.simulation import NOT_SIMULATED
 from lb_pipeline.transforms.silver import bundle_bounds, hex_to_long, layouts
@@ -27,6 +28,13 @@ def _in_day(df: DataFrame) -> DataFrame:
 
 def _live(read: Read) -> DataFrame:
     return read("bronze", "snapshots").select(*KEYS, F.explode("brokers").alias("live_broker"))
+
+
+def _optional(read: Read, layer: str, table: str) -> DataFrame | None:
+    try:  # a table a lake written before it existed does not have
+        return read(layer, table)
+    except Exception:  # noqa: BLE001 - Delta's "not a Delta table" and a missing path alike
+        return None
 
 
 def _in_force(read: Read, key: str):
@@ -205,14 +213,22 @@ def shedding_decisions(read: Read) -> DataFrame:
     grace_minutes = _in_force(read, "loadBalancerSheddingGracePeriodMinutes")
     # at the cycle that unloaded (a snapshot's load holds a cycle a minute or so); a lake written before: the snapshot
     at = F.coalesce("unload_ts", "snapshot_ts") if "unload_ts" in df.columns else F.col("snapshot_ts")
+    # TransferShedder keeps its own state: against its previous unload of the bundle. The modular strategies start
+    # each snapshot from what the cluster unloaded (transforms.grace_state): against the recorded unloads
     previous = F.lag(at).over(Window.partitionBy("cluster", "strategy", "bundle").orderBy(at))
     minutes_since = (F.unix_millis(at) - F.unix_millis(previous)) / 60_000.0
+    recorded = gs.recorded_unloads(read("bronze", "ownership"), read("bronze", "broker_reports"),
+                                   _optional(read, "bronze", "lb_events"))
+    df = gs.in_grace(df.withColumn("_at", at).withColumn("_grace_ms", grace_minutes.cast("long") * 60_000), recorded)
+    modular_ok = ~F.col("_in_grace") & ~F.coalesce(minutes_since == 0, F.lit(False))  # not twice in one cycle
+    transfer_ok = F.coalesce(minutes_since > grace_minutes, F.lit(True)) | F.coalesce(F.col("swap"), F.lit(False))
     return (df.join(owned, [*KEYS, "broker", "bundle"], "left").fillna({"source_owns_bundle": False})
             .join(dest, [*KEYS, "destination"], "left")
             .withColumn("destination_live", F.col("destination").isNull() | F.coalesce("destination_live", F.lit(False)))
             .withColumn("destination_differs", F.col("destination").isNull() | (F.col("destination") != F.col("broker")))
-            .withColumn("outside_grace_period", F.coalesce(minutes_since > grace_minutes, F.lit(True))
-                        | F.coalesce(F.col("swap"), F.lit(False)))
+            .withColumn("outside_grace_period", F.when(F.col("strategy") == "TransferShedder", transfer_ok)
+                        .otherwise(modular_ok))
+            .drop("_at", "_grace_ms", "_in_grace")
             .join(_load_change(df, reports, live), [*KEYS, "strategy"], "left"))
 
 

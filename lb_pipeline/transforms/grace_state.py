@@ -67,3 +67,41 @@ class RecordedUnloads:
                     self.unloaded[bundle] = halfway
         self._previous = (now_ms, ownership)
         return {b: t for b, t in self.unloaded.items() if t <= now_ms}
+
+
+def recorded_unloads(ownership: DataFrame, reports: DataFrame, events: DataFrame | None) -> DataFrame:
+    """(cluster, bundle, recorded_ms): the unloads ``RecordedUnloads`` builds the replay's grace period from, as a
+    table (the check of ``gold.shedding_decisions`` reads it): the logged ones for a cluster whose logs landed, else
+    its ownership changes between consecutive snapshots whose old owner still reports (``reports``: the brokers'
+    load reports, as the replay sees them), halfway between them."""
+    from pyspark.sql.window import Window
+
+    own = ownership.select("cluster", "snapshot_ts", "bundle", "broker")
+    times = reports.select("cluster", "snapshot_ts").distinct().withColumn(
+        "previous_ts", F.lag("snapshot_ts").over(Window.partitionBy("cluster").orderBy("snapshot_ts")))
+    before = own.select("cluster", F.col("snapshot_ts").alias("previous_ts"), "bundle", F.col("broker").alias("old"))
+    live = reports.select("cluster", "snapshot_ts", F.col("broker").alias("old"))
+    halfway = ((F.unix_millis("previous_ts") + F.unix_millis("snapshot_ts")) / 2).cast("long")
+    moved = (own.join(times, ["cluster", "snapshot_ts"]).join(before, ["cluster", "previous_ts", "bundle"])
+             .where(F.col("old") != F.col("broker")).join(live, ["cluster", "snapshot_ts", "old"], "left_semi")
+             .select("cluster", "bundle", halfway.alias("recorded_ms")))
+    if events is None:
+        return moved
+    logged = events.where(F.col("kind") == "unload").select("cluster", "bundle",
+                                                           F.unix_millis("event_ts").alias("recorded_ms"))
+    with_logs = events.select("cluster").distinct()
+    return logged.unionByName(moved.join(with_logs, "cluster", "left_anti"))
+
+
+def in_grace(decisions: DataFrame, recorded: DataFrame) -> DataFrame:
+    """``decisions`` (with ``_at``, the cycle's time, and ``_grace_ms``) with ``_in_grace``: a modular strategy's
+    unload of a bundle the cluster had unloaded (``recorded_unloads``) by its snapshot and less than the grace
+    period before the cycle, which ``run_cycle`` would have held back."""
+    hits = (decisions.where(F.col("strategy") != "TransferShedder")
+            .select("cluster", "snapshot_ts", "strategy", "bundle", "_at", "_grace_ms")
+            .join(recorded, ["cluster", "bundle"])
+            .where((F.col("recorded_ms") <= F.unix_millis("snapshot_ts"))
+                   & (F.col("recorded_ms") >= F.unix_millis("_at") - F.col("_grace_ms")))
+            .select("cluster", "snapshot_ts", "strategy", "bundle").distinct().withColumn("_hit", F.lit(True)))
+    return (decisions.join(hits, ["cluster", "snapshot_ts", "strategy", "bundle"], "left")
+            .withColumn("_in_grace", F.coalesce("_hit", F.lit(False))).drop("_hit"))
