@@ -90,7 +90,10 @@ def of_kind(pdf: pd.DataFrame, kind: str, columns: list[str]) -> pd.DataFrame:
 
 
 def meta(pdf: pd.DataFrame, field: str, default: str):
-    """A snapshot's one ``meta`` row (small per-snapshot maps as JSON) → the parsed value of ``field``."""
+    """A snapshot's one ``meta`` row (small per-snapshot maps as JSON) → the parsed value of ``field`` (``default``
+    where the inputs have no such column: the leader's logged unloads when no logs were given)."""
+    if field not in pdf.columns:
+        return json.loads(default)
     rows = pdf.loc[pdf["kind"] == "meta", field]
     value = rows.iloc[0] if not rows.empty else None
     return json.loads(value if isinstance(value, str) else default)
