@@ -185,10 +185,12 @@ def test_unload_decisions_must_be_owned_live_elsewhere_outside_the_grace_period_
         later = times[times.index(base["snapshot_ts"]) + 1]
         # TransferShedder keeps its own grace state: again an hour later is inside it; a modular strategy starts each
         # snapshot from what the cluster unloaded, and the demo cluster did not unload this bundle: not held back
-        rows += [{**base, "strategy": "TransferShedder"}, {**base, "strategy": "TransferShedder", "snapshot_ts": later}]
-        rows += [{**base, "strategy": "Test-modular"}, {**base, "strategy": "Test-modular", "snapshot_ts": later}]
+        again = {"snapshot_ts": later, "unload_ts": later}
+        rows += [{**base, "strategy": "TransferShedder"}, {**base, "strategy": "TransferShedder", **again}]
+        rows += [{**base, "strategy": "Test-modular"}, {**base, "strategy": "Test-modular", **again}]
         # TransferShedder's swapped-back bundles are not held back by the grace period (Pulsar does not check them)
-        rows += [{**base, "strategy": "Test-swap"}, {**base, "strategy": "Test-swap", "snapshot_ts": later, "swap": True}]
+        latest = times[times.index(base["snapshot_ts"]) + 2]
+        rows += [{**base, "strategy": "TransferShedder", "snapshot_ts": latest, "unload_ts": latest, "swap": True}]
         own = lake.read(spark, "bronze", "ownership", DEMO_DAY).where(f"bundle = '{base['bundle']}'").toPandas()
         owners = own.groupby("snapshot_ts")["broker"].first()
         picked.update(bundle=base["bundle"], later=later,
