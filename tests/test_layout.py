@@ -6,7 +6,7 @@ from pathlib import Path
 LIBRARY = Path(__file__).resolve().parents[1] / "lb_pipeline"
 # lowest first; a package may import only packages listed before it
 LAYERS = ["errors", "settings", "workers", "model", "formats", "algorithms", "snapshots", "whatif", "simulation", "planning", "transforms",
-          "quality", "ingest", "report", "spark", "partition_lock", "cli_types", "terminal", "cli"]
+          "quality", "ingest", "report", "spark", "partition_lock", "cli_types", "terminal", "cli_simulation", "cli"]
 
 
 def _imports(path: Path) -> set[str]:
