@@ -14,7 +14,7 @@ from lb_pipeline.report.render import render_nightly, write_report
                 key("gold", "split_triggers"), key("gold", "split_recommendations"), key("gold", "shedding_decisions"),
                 key("gold", "anti_affinity_audit"), key("gold", "broker_load_summary"), key("gold", "validation_results"),
                 key("gold", "simulation_runs"), key("gold", "simulation_timeseries"), key("gold", "recommendations"),
-                key("gold", "capacity_forecast"), key("gold", "pathologies"), key("gold", "night_trends"),
+                key("gold", "simulation_validation"), key("gold", "capacity_forecast"), key("gold", "pathologies"), key("gold", "night_trends"),
                 key("bronze", "lb_events")],
           retry_policy=dg.RetryPolicy(max_retries=2, delay=10),
           op_tags={"dagster/priority": "-1"})  # after the checks that are ready with it: its quality table reads them

@@ -31,11 +31,18 @@ _SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "top
                                          "namespaces", "failure_domains")] + [key("gold", "load_model")]
 
 
+_VALIDATION_DEPS = [*_SIM_DEPS, key("bronze", "lb_events")]
+
+
 @dg.multi_asset(specs=[dg.AssetSpec(["gold", "simulation_runs"], deps=_SIM_DEPS, kinds={"spark", "delta"}),
-                       dg.AssetSpec(["gold", "simulation_timeseries"], deps=_SIM_DEPS, kinds={"spark", "delta"})],
+                       dg.AssetSpec(["gold", "simulation_timeseries"], deps=_SIM_DEPS, kinds={"spark", "delta"}),
+                       dg.AssetSpec(["gold", "simulation_validation"], deps=_VALIDATION_DEPS, kinds={"spark", "delta"},
+                                    description="Per cluster: the closed loop of the strategy it ran, scored against "
+                                                "the unloads and splits its leader logged and its brokers' usage.")],
                 **_SIM_OPTIONS)
 def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: SparkResource, lake: LakeResource):
-    """Every strategy and baseline simulated cycle by cycle over the day: one summary row per run, one row per cycle."""
+    """Every strategy and baseline simulated cycle by cycle over the day: one summary row per run, one row per cycle;
+    and per cluster the closed loop of its own strategy scored against what its leader logged."""
     day, s, lk = context.partition_key, spark.session, lake.lake
     cfg = day_configs(s, lk, day)
 
@@ -47,14 +54,16 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
                                                                           "failure_domains")))
     result = sim.simulate_runs(s, lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                                lk.read(s, "gold", "load_model", day), policies, cfg, runs,
-                               lk.read(s, "bronze", "topic_stats", day)).persist()
+                               lk.read(s, "bronze", "topic_stats", day), lk.read(s, "bronze", "lb_events", day)).persist()
     try:
         runs_written, runs_meta = write_table(s, lk, sim.runs_table(result), "gold", "simulation_runs", day)
         _, ts_meta = write_table(s, lk, sim.timeseries_table(result), "gold", "simulation_timeseries", day)
+        _, check_meta = write_table(s, lk, sim.validation_table(result), "gold", "simulation_validation", day)
     finally:
         result.unpersist()
     yield dg.MaterializeResult(asset_key=["gold", "simulation_runs"], metadata=runs_meta)
     yield dg.MaterializeResult(asset_key=["gold", "simulation_timeseries"], metadata=ts_meta)
+    yield dg.MaterializeResult(asset_key=["gold", "simulation_validation"], metadata=check_meta)
 
 
 @dg.asset(key=["gold", "recommendations"], deps=[key("gold", "simulation_runs"), key("bronze", "config")],

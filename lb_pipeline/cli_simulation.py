@@ -50,13 +50,22 @@ def _simulate(args) -> int:
 
 
 def _validate_simulation(args) -> int:
-    from lb_pipeline.simulation.real_validation import render_text, validate_simulation
+    from lb_pipeline.simulation.landing import only_day
+    from lb_pipeline.simulation.real_validation import rank, render_ranking, render_text, validate_simulation
 
-    try:
-        result = validate_simulation(args.landing, args.day, args.cluster, args.seed)
-    except ValueError as exc:
-        raise LbError(str(exc)) from None
-    print(json.dumps(result, indent=2, default=str) if args.json else render_text(result))
+    results = []
+    for landing in args.landing:
+        try:
+            results.append(validate_simulation(landing, args.day or only_day(landing, args.cluster), args.cluster,
+                                               args.seed))
+        except ValueError as exc:
+            raise LbError(f"{landing}: {exc}") from None
+    ranking = rank(results) if len(results) > 1 else None
+    if args.json:
+        print(json.dumps(results[0] if ranking is None else {"runs": results, "ranking": ranking}, indent=2,
+                         default=str))
+    else:
+        print("\n\n".join(render_text(r) for r in results) + (f"\n\n{render_ranking(ranking)}" if ranking else ""))
     return 0
 
 
@@ -77,9 +86,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sm.set_defaults(func=_simulate)
     vs = sub.add_parser("validate-simulation", help="the simulation of the strategy a recorded cluster ran, scored "
                                                     "against the unloads its leader logged and the usage it reported")
-    vs.add_argument("--landing", required=True, help="landing folder of a recorded run (collect --metadata-store "
-                                                     "--broker-log, a snapshot a minute)")
-    vs.add_argument("--day", required=True, type=day, help="UTC day, YYYY-MM-DD")
+    vs.add_argument("--landing", required=True, action="append",
+                    help="landing folder of a recorded run (collect --metadata-store --broker-log, a snapshot a "
+                         "minute); repeat it for runs of one workload under different strategies, to compare how "
+                         "the simulation ranks them with how they came out")
+    vs.add_argument("--day", type=day, help="UTC day, YYYY-MM-DD (default: the one day each landing folder holds)")
     vs.add_argument("--cluster", help="the cluster (needed when there are several)")
     vs.add_argument("--seed", type=int, default=0, help="seed of the strategy's random choices (default 0)")
     vs.add_argument("--json", action="store_true")

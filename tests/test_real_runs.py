@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lb_pipeline.ingest import moved_topics
 from lb_pipeline.ingest.files import parse_file
 from lb_pipeline.ingest.tables import TABLES
 from lb_pipeline.ingest.validate import validate_snapshot
@@ -44,19 +45,14 @@ def test_three_strategies_were_recorded_with_the_leaders_inputs():
             assert list((snap / "lb" / "bundle-data").rglob("*.json"))
 
 
-# What the checker still reports in healthy real snapshots: a topic whose bundle moved between the collector's reads
-# of two brokers is in both brokers' topic stats, and ingest quarantines both rows (issue 55, left open).
-MOVED_WHILE_COLLECTED = {("uniform", "2026-12-02T02-51-43Z")}
+# A snapshot the collector took while the leader moved a bundle: two of its topics are in both brokers' stats.
+MOVED_WHILE_COLLECTED = ("uniform", "2026-12-02T02-51-43Z")
 
 
 @pytest.mark.parametrize("run", RECORDINGS, ids=lambda p: p.name)
 def test_validate_snapshot_finds_nothing_in_healthy_real_snapshots(run):
     findings = {snap.name: [str(f) for f in validate_snapshot(snap)] for snap in snapshots(run)}
-    known = {name for r, name in MOVED_WHILE_COLLECTED if r == run.name}
-    assert {name: f for name, f in findings.items() if f and name not in known} == {}
-    for name in known:  # the one race left: a topic in two brokers' stats, and nothing else
-        assert findings[name] and all("topic: expected one row per (cluster, snapshot_ts, topic), got 2" in f
-                                      for f in findings[name])
+    assert {name: f for name, f in findings.items() if f} == {}
     last = json.loads((snapshots(run)[-1] / layout.MANIFEST).read_text())
     domains = json.loads((snapshots(run)[-1] / layout.FAILURE_DOMAINS).read_text())
     configured = {b for d in domains.values() for b in d["brokers"]}
@@ -103,3 +99,53 @@ def test_the_nightly_replay_is_scored_against_the_unloads_the_leader_logged(real
     assert int(m.group(2)) == logged_after_first > 0
     assert int(m.group(3)) >= 1  # measured: docs/validation.md
     assert "bronze/quarantine: 0 rows" in real_night.output
+
+
+def test_a_topic_read_from_two_brokers_as_its_bundle_moved_keeps_the_owners_copy():
+    run, name = MOVED_WHILE_COLLECTED
+    snap = RUNS / run / "landing" / "lbtest" / name
+    manifest = {f"file:{snap}": json.loads((snap / layout.MANIFEST).read_text())["brokers"]}
+
+    def rows(table, pattern):
+        out = []
+        for f in sorted(snap.glob(pattern)):
+            good, bad = parse_file(TABLES[table], f"file:{f}", f.read_bytes(), manifest)
+            assert bad == []
+            out += good
+        return out
+
+    topics, ownership = rows("topic_stats", "topics/*.json"), rows("ownership", "ownership/*.json")
+    twice = {t for t in (r["topic"] for r in topics) if sum(r["topic"] == t for r in topics) > 1}
+    assert len(twice) == 2  # the race the recording caught
+    out = moved_topics.left_out(topics, ownership)
+    owners = {r["bundle"]: r["broker"] for r in ownership}
+    assert {topics[i]["topic"] for i in out} == twice
+    assert all(topics[i]["broker"] != owners[topics[i]["bundle"]] for i in out)
+    kept = [r for i, r in enumerate(topics) if i not in out and r["topic"] in twice]
+    assert len(kept) == 2 and all(r["broker"] == owners[r["bundle"]] for r in kept)
+
+
+def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command_does(real_night, spark):
+    """``gold/simulation_validation`` of the recorded overload run is what ``validate-simulation`` prints for the
+    same landing folder, and the report prints it beside its targets."""
+    import html
+    import re
+
+    from lb_pipeline.simulation.real_validation import validate_simulation
+    from lb_pipeline.spark.lake import Lake
+
+    assert real_night.code == 0, real_night.output[-3000:]
+    (row,) = Lake(str(real_night.lake)).read(spark, "gold", "simulation_validation").collect()
+    day = row.snapshot_date
+    want = validate_simulation(RUNS / "overload" / "landing", day)
+    assert (row.strategy, row.snapshots, row.brokers) == (want["strategy"], want["snapshots"], want["brokers"])
+    for k in ("logged_unloads", "simulated_unloads", "matched_unloads", "logged_splits", "simulated_splits"):
+        assert row[k] == want[k], k
+    assert row.logged_unloads > 0 and "no broker log" not in (row.notes or "")
+    assert row.usage_mae_points == pytest.approx(want["usage_mae_points"], rel=1e-9)
+    (report,) = (real_night.reports / "lbtest").glob("20*.html")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", report.read_text())).split())
+    m = re.search(r"Against this cluster's own record: the simulation of OverloadShedder, .* made (\d+) unloads where "
+                  r"the leader logged (\d+); (\d+) matched", text)
+    assert m and tuple(map(int, m.groups())) == (row.simulated_unloads, row.logged_unloads, row.matched_unloads)
+    assert f"Simulated broker usage was {row.usage_mae_points:.1f} points" in text

@@ -128,3 +128,21 @@ def test_simulate_from_the_lake_names_a_snapshot_without_load_reports(lake, spar
     assert notes == [f"demo-cluster {times[1]:%Y-%m-%dT%H:%M:%SZ}: no broker load report; the history goes from the "
                      "snapshot before to the one after"]
     assert lake_history(spark, lake, DEMO_DAY, None)[4] == []
+
+
+def test_a_night_without_the_leaders_log_says_its_closed_loop_is_not_scored_against_one(lake, spark, pipeline_run):
+    import html
+    import re
+
+    from lb_pipeline.simulation.real_validation import NO_LOG
+
+    (row,) = lake.read(spark, "gold", "simulation_validation", DEMO_DAY).collect()
+    runs = {r.strategy for r in lake.read(spark, "gold", "simulation_runs", DEMO_DAY).collect()}
+    assert row.strategy in runs and row.snapshots >= 2
+    assert (row.logged_unloads, row.matched_unloads, row.precision, row.recall) == (None, None, None, None)
+    assert NO_LOG in row.notes
+    assert row.usage_mae_points is not None and 0 <= row.usage_mae_points <= 100  # the usage is still measured
+    (report,) = (pipeline_run[2] / row.cluster).glob(f"{DEMO_DAY}*.html")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", report.read_text())).split())
+    assert "Not checked against this cluster's own record: the snapshots hold no broker log" in text
+    assert f"Simulated broker usage was {row.usage_mae_points:.1f} points" in text

@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from lb_pipeline.formats import values as p
+from lb_pipeline.ingest import moved_topics
 from lb_pipeline.ingest.files import listing_quarantine, parse_file, refused_row
 from lb_pipeline.ingest.landing import list_day, read_files, read_listed, small_files
+from lb_pipeline.ingest.moved_topics import LEFT_OUT
 from lb_pipeline.ingest.tables import COMMON, TABLES, BronzeTable
 from lb_pipeline.workers import collector_paused
 
@@ -144,7 +146,7 @@ def quarantined_rows(marked, table: BronzeTable):
         F.col("_field").alias("field"), F.col("_reason").alias("reason"), F.col("_raw").alias("raw"),
         F.col("_truncated").alias("raw_truncated"),
     )
-    ruled = marked.where(F.col("_reason").isNull() & F.col("_rule").isNotNull())
+    ruled = marked.where(F.col("_reason").isNull() & F.col("_rule").isNotNull() & (F.col("_rule") != LEFT_OUT))
     return parsed.unionByName(row_rules.rejected(ruled, table.name, _table_columns(table)))
 
 
@@ -217,6 +219,10 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
         if len(members) > 1:
             shared.append(parsed := parsed.persist())
         marked.update({t.name: checked_table(parsed, t).persist() for t in members})
+    cached = list(marked.values())
+    if "topic_stats" in marked and "ownership" in marked:  # a topic read from two brokers as its bundle moved
+        marked["topic_stats"] = moved_topics.resolve(marked["topic_stats"],
+                                                     good_rows(marked["ownership"], TABLES["ownership"]))
     try:
         # a family's tables share one cached parse: one chain, written in turn; the largest family first
         chains = [[t.name for t in m] for m in families.values()] + ([["snapshots"]] if "snapshots" in names else [])
@@ -237,7 +243,7 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
             for row in lake.read(spark, "bronze", "quarantine", day).groupBy("bronze_table").count().collect():
                 counts[row["bronze_table"]] = row["count"]
     finally:
-        for df in [*marked.values(), *shared]:
+        for df in [*cached, *shared]:
             df.unpersist()
     log(f"bronze/quarantine: {q_result.rows} rows")
     return IngestResult(day=day, tables=results, quarantine=q_result, quarantined_by_table=counts)

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass, field
 
 from lb_pipeline.formats.values import max_file_bytes
+from lb_pipeline.ingest import moved_topics
 from lb_pipeline.ingest.files import listing_quarantine, parse_file, quarantine_row, refused_row
 from lb_pipeline.ingest.landing import DayListing, list_snapshot, read_listed
 from lb_pipeline.ingest.tables import TABLES
@@ -36,13 +37,14 @@ def check_snapshot(directory: str, limit: int | None = None) -> SnapshotCheck:
         good = _parse(out, "snapshots", [uri], None, limit)
         manifests[uri[: -len("/manifest.json")]] = list(good[0]["brokers"] or []) if good else None
     out.manifest_usable = any(v is not None for v in manifests.values())
-    for name in TABLES:
-        if name != "snapshots":
-            _parse(out, name, listing.files.get(name, []), manifests, limit)
+    # ownership first: a topic read from two brokers as its bundle moved keeps the owner's copy (moved_topics)
+    kept = {}
+    for name in sorted((n for n in TABLES if n != "snapshots"), key=lambda n: n != "ownership"):
+        kept[name] = _parse(out, name, listing.files.get(name, []), manifests, limit, kept.get("ownership", []))
     return out
 
 
-def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int) -> list[dict]:
+def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int, ownership=()) -> list[dict]:
     """The table's rows from these files that ingest would land; the rest go to ``out.quarantined``."""
     table, good = TABLES[name], []
     for uri in uris:
@@ -52,6 +54,9 @@ def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int
             rows, bad = [], [refused_row(table, uri, "(file)", str(exc))]
         good += rows
         out.quarantined += bad
+    if name == moved_topics.TABLE:
+        extra = moved_topics.left_out(good, ownership)
+        good = [r for i, r in enumerate(good) if i not in extra]
     kept, rejected = row_rules.check_rows(name, good)
     out.quarantined += [quarantine_row(table, r["source_file"], r["cluster"], r["snapshot_ts"], fld, why, None)
                         for r, fld, why in rejected]

@@ -123,7 +123,7 @@ def split(table: str, rows):
             rejected(marked.where(F.col("_rule").isNotNull()), table, rows.columns))
 
 
-def _count_column(k: int) -> str:
+def count_column(k: int) -> str:
     return f"_count{k}"
 
 
@@ -152,9 +152,19 @@ def mark(table: str, rows, eligible=None):
     # had its own shuffle and sort of all the rows
     viewed = viewed.withColumn("_eligible", F.lit(True) if eligible is None else eligible)
     viewed = viewed.select("*", *[F.count(F.lit(1)).over(Window.partitionBy(*e["kwargs"]["column_list"], "_eligible"))
-                                  .alias(_count_column(k)) for k, e in checked if e["type"] == UNIQUE])
+                                  .alias(count_column(k)) for k, e in checked if e["type"] == UNIQUE])
     first = F.coalesce(*[F.when(F.col("_eligible") & _violates(k, e), F.lit(k)) for k, e in checked])
     return viewed.withColumn("_rule", first).drop("_eligible")
+
+
+def first_rule(table: str, columns_present, skip: int | None = None):
+    """The Column ``mark`` computes as ``_rule`` (the first critical rule a row breaks), on a frame with these
+    columns, leaving out rule ``skip``."""
+    from pyspark.sql import functions as F
+
+    checked = [(k, e) for k, e in enumerate(rules(table)) if k != skip
+               and (count_column(k) if e["type"] == UNIQUE else e["kwargs"]["column"]) in columns_present]
+    return F.coalesce(F.lit(None).cast("int"), *[F.when(_violates(k, e), F.lit(k)) for k, e in checked])
 
 
 def _violates(k: int, e: dict):
@@ -162,7 +172,7 @@ def _violates(k: int, e: dict):
 
     kind, kw = e["type"], e["kwargs"]
     if kind == UNIQUE:
-        return F.col(_count_column(k)) > 1
+        return F.col(count_column(k)) > 1
     col = F.col(kw["column"])
     if kind.endswith("not_be_null"):
         return col.isNull()
@@ -183,11 +193,11 @@ def rejected(marked, table: str, table_columns: list[str]):
     rule, suite, none = F.col("_rule"), f"bronze.{table}", F.lit(None).cast("string")
     # the rules ``mark`` checked: those whose column (a key's count for a uniqueness rule) the rows have
     checked = [(k, e) for k, e in enumerate(rules(table))
-               if (_count_column(k) if e["type"] == UNIQUE else e["kwargs"]["column"]) in marked.columns]
+               if (count_column(k) if e["type"] == UNIQUE else e["kwargs"]["column"]) in marked.columns]
 
     def got(k, e):
         if e["type"] == UNIQUE:
-            return F.col(_count_column(k)).cast("string")
+            return F.col(count_column(k)).cast("string")
         return F.coalesce(F.col(e["kwargs"]["column"]).cast("string"), F.lit("None"))
 
     field = F.coalesce(none, *[F.when(rule == k, F.lit(field_of(e))) for k, e in checked])

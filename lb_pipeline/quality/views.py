@@ -15,6 +15,7 @@ from pyspark.sql.window import Window
 from lb_pipeline.model import topic_stats
 from lb_pipeline.transforms import grace_state as gs
 from lb_pipeline.transforms.config import cluster_configs, per_cluster
+from lb_pipeline.simulation.real_validation import NO_LOG
 from lb_pipeline.transforms.simulation import NOT_SIMULATED
 from lb_pipeline.transforms.silver import bundle_bounds, hex_to_long, layouts
 
@@ -251,6 +252,20 @@ def simulation_runs(read: Read) -> DataFrame:
                                                             | F.col("notes").startswith(NOT_SIMULATED), F.lit(False))))
 
 
+def simulation_validation(read: Read) -> DataFrame:
+    """A cluster's closed loop is scored, or its row says why not; each logged unload is matched at most once."""
+    matched, col = F.coalesce("matched_unloads", F.lit(0)), F.col
+    return (read("gold", "simulation_validation")
+            .withColumn("simulated_or_says_why", F.coalesce((col("snapshots") >= 1)
+                                                            | col("notes").startswith(NOT_SIMULATED), F.lit(False)))
+            .withColumn("scored_or_says_why", F.coalesce(col("logged_unloads").isNotNull()
+                                                         | col("notes").contains(NO_LOG) | col("snapshots").isNull(),
+                                                         F.lit(False)))
+            .withColumn("matches_counted_once", F.coalesce(
+                (matched <= F.coalesce("logged_unloads", F.lit(0))) & (matched <= col("simulated_unloads"))
+                & (F.coalesce("destinations_agree", F.lit(0)) <= matched), col("snapshots").isNull())))
+
+
 def capacity_forecast(read: Read) -> DataFrame:
     """The forecast band holds the forecast: low ≤ expected ≤ high on every day (rows without one pass)."""
     inside = F.forall(F.arrays_zip("forecast_low", "forecast", "forecast_high"),
@@ -287,6 +302,7 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "gold.load_model": (("gold", "load_model"), _table("gold", "load_model"), False),
     "gold.simulation_timeseries": (("gold", "simulation_timeseries"), simulation_timeseries, False),
     "gold.simulation_runs": (("gold", "simulation_runs"), simulation_runs, False),
+    "gold.simulation_validation": (("gold", "simulation_validation"), simulation_validation, False),
     "gold.recommendations": (("gold", "recommendations"), _table("gold", "recommendations"), False),
     "gold.capacity_forecast": (("gold", "capacity_forecast"), capacity_forecast, False),
     "gold.pathologies": (("gold", "pathologies"), pathologies, False),

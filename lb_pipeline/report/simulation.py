@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from lb_pipeline.simulation.balancers import STRATEGIES
+from lb_pipeline.simulation.real_validation import TARGETS
 from lb_pipeline.simulation.sweep import pareto_front
 
 POINTS = 120  # per series in the chart: enough for a day's shape, small enough for the file
@@ -41,4 +42,20 @@ def simulation_context(read) -> dict | None:
     notes = sorted({n for r in runs for n in (r["notes"] or "").split("; ") if n.startswith(("bundle traffic", "bundles split", "no topic-level stats"))})
     checked = [r for r in runs if r.get("recorded_unloads") is not None]
     return {"runs": runs, "recommendation": rec, "series": series, "labels": labels, "notes": notes,
-            "validation": checked[0] if checked else None}
+            "validation": checked[0] if checked else None, "against_log": against_log(read)}
+
+
+def against_log(read) -> dict | None:
+    """The cluster's ``gold/simulation_validation`` row (the closed loop of its own strategy against its leader's
+    log), with each figure's target and whether it is met; None where the table is not written."""
+    df = read("gold", "simulation_validation")
+    rows = [r.asDict() for r in df.collect()] if df is not None else []
+    if not rows:
+        return None
+    row = rows[0]
+    row["scored"] = row["logged_unloads"] is not None
+    row["targets"] = TARGETS
+    row["met"] = {k: None if row.get(k) is None else (row[k] <= t if k.startswith("usage") else row[k] >= t)
+                  for k, t in TARGETS.items()}
+    row["notes"] = [n for n in (row["notes"] or "").split("; ") if n]
+    return row

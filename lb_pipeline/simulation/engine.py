@@ -32,7 +32,7 @@ from lb_pipeline.simulation.balancers import Balancer
 from lb_pipeline.simulation.bundle_set import BundleSet, TopicProfiles
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.leader_view import Owners, held_by, leader_load
-from lb_pipeline.simulation.load_model import LoadModel
+from lb_pipeline.simulation.load_model import SATURATED, LoadModel
 from lb_pipeline.simulation.ownership import inherit_owners
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.splitting import Splits
@@ -72,6 +72,9 @@ class Simulation:
     splits: Splits | None = None  # the load manager's split trigger; None: bundles split only as recorded
     config_at: Callable[[int], PulsarConfig] | None = None  # the configuration of a cycle's time; None: ``config``
     leader_restarts: frozenset[int] = frozenset()  # snapshots whose leader runs a new load manager (model.at_start)
+    # each broker's usage is the load model's on the simulated traffic plus what the model missed at the snapshot
+    # (its recorded usage minus the model's on the recorded ownership): the host's own noise stays with the host
+    residuals: bool = False
 
     def __post_init__(self):
         h = self.history
@@ -86,6 +89,7 @@ class Simulation:
         self.samples_per_cycle = cycle_minutes(self.config)
         self.bundle_index = self.bundles.index
         self._next_split: int | None = None  # when the extensible brokers' SplitScheduler checks next (ms)
+        self._residual = recorded_residuals(h, self.model) if self.residuals else None
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
@@ -120,7 +124,13 @@ class Simulation:
         moves: list[dict] = []
         new_snapshot = i != self.snapshot
         if new_snapshot:
-            self._enter_snapshot(i)
+            # every snapshot since the last cycle's, in turn: one with no cycle of its own (snapshots closer
+            # together than a shedding interval) still brings its recorded splits, restarts and imposed moves
+            restarting = set()
+            for j in range(i if self.snapshot < 0 else self.snapshot + 1, i + 1):
+                self._enter_snapshot(j)
+                restarting |= self._restarting
+            self._restarting = restarting
             if self.anchored:  # anchored runs do not split: the bundle set is the recorded one
                 self.owner = np.where(h.present[i], h.owner[i], -1)
                 self._restarting = set()
@@ -285,6 +295,8 @@ class Simulation:
         bt = self._broker_traffic(traffic)
         feats = np.stack([bt[:, 0] + bt[:, 1], bt[:, 2], bt[:, 3]], axis=1)
         usage = self.model.predict(feats, h.limits[i])
+        if self._residual is not None:
+            usage = np.clip(usage + self._residual[i], 0.0, np.where(h.limits[i] > 0, h.limits[i], np.inf))
         if self.anchored and self._at_snapshot:  # ownership is the recorded one: so is the load
             usage[live_idx] = np.nan_to_num(h.usage[i][live_idx])
         self._usage_live, self._limits_live = usage[live_idx], h.limits[i][live_idx]
@@ -294,3 +306,20 @@ class Simulation:
                            (self.avg[ta.SHORT_SAMPLES], self.avg[ta.LONG_SAMPLES]),
                            (self.n[ta.SHORT_SAMPLES], self.n[ta.LONG_SAMPLES]), bs.orders,
                            (bs.present(i), bs.clients(i), bs.topics(i)))
+
+
+def recorded_residuals(h: History, model: LoadModel) -> np.ndarray:
+    """(snapshots, brokers, resources): each live broker's reported usage minus the load model's on the traffic it
+    served at that snapshot (the recorded ownership); 0 where it was down or reported nothing, and where the report
+    was saturated (at ``SATURATED`` of its limit: demand past the limit is the model's to say, not noise)."""
+    out = np.zeros_like(h.usage)
+    for i in range(len(h.times)):
+        owner, mask = h.owner[i], h.owner[i] >= 0
+        bt = np.stack([np.bincount(owner[mask], weights=h.traffic[i][mask, f], minlength=len(h.brokers))
+                       for f in range(4)], axis=1)
+        feats = np.stack([bt[:, 0] + bt[:, 1], bt[:, 2], bt[:, 3]], axis=1)
+        got = np.nan_to_num(h.usage[i])
+        residual = got - model.predict(feats, h.limits[i])
+        saturated = (h.limits[i] > 0) & (got >= SATURATED * h.limits[i])
+        out[i] = np.where(h.live[i][:, None] & np.isfinite(h.usage[i]) & ~saturated, residual, 0.0)
+    return out

@@ -47,6 +47,16 @@ def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> 
     return cluster, dirs
 
 
+def only_day(landing: str | Path, cluster: str | None = None) -> str:
+    """The one UTC day of the cluster's snapshots in ``landing``; an error naming the days when there are several."""
+    root = Path(landing)
+    clusters = [cluster] if cluster else sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    days = sorted({p.name[:10] for c in clusters if (root / c).is_dir() for p in (root / c).iterdir() if p.is_dir()})
+    if len(days) != 1:
+        raise LbError(f"{root}: snapshots of {len(days)} days ({', '.join(days) or 'none'}); choose one with --day")
+    return days[0]
+
+
 def read_history(landing: str | Path, day: str, cluster: str | None = None, profile: str | None = None):
     """(cluster, broker rows, bundle rows, the configuration the leader runs at the last snapshot, notes,
     per-snapshot policies, topic rows of the bundles that can split, what its leader ran over the day as

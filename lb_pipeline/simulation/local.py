@@ -37,7 +37,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     for k, run in enumerate(runs):
         tick = (lambda done, total, k=k, run=run: progress(k, run, done, total)) if progress else None
         r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick,
-                     profiles=profiles, ran=ran)
+                     profiles=profiles, ran=ran, residuals=True)
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
         notes += [n for n in r.notes if n not in notes]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.model.load_manager import configured_strategy
@@ -37,21 +38,27 @@ from lb_pipeline.snapshots import layout
 TARGETS = {"precision": 0.8, "recall": 0.8, "usage_mae_points": 5.0}
 
 
-def logged(dirs: list[Path]) -> tuple[list[tuple[int, str, str, str]], int, int]:
-    """(unloads as (ms, bundle, from, to), splits the leader completed, log lines read) from the snapshots' logs."""
-    unloads, splits, lines = [], 0, 0
+def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
+    """(the load-manager events the snapshots' logs hold, as ``bronze/lb_events`` rows; log lines read)."""
+    rows, lines = [], 0
     for d in dirs:
         for log in sorted((d / layout.LOGS).glob("*.log")):
             text = log.read_bytes().decode("utf-8", errors="replace").splitlines()
             lines += len(text)
-            rows, _ = parse_lb_events(text, layout.broker_from_file_stem(log.stem))
-            for r in rows:
-                ms = int(r["event_ts"].timestamp() * 1000)
-                if r["kind"] == "unload":
-                    unloads.append((ms, r["bundle"], r["from_broker"], r["to_broker"]))
-                elif r["kind"] == "split-done":
-                    splits += 1
-    return sorted(set(unloads)), splits, lines
+            rows += parse_lb_events(text, layout.broker_from_file_stem(log.stem))[0]
+    return rows, lines
+
+
+def logged(events) -> tuple[list[tuple[int, str, str, str]], int]:
+    """(unloads as (ms, bundle, from, to), splits the leader completed) of ``bronze/lb_events`` rows."""
+    unloads, splits = [], 0
+    for r in events:
+        if r["kind"] == "unload":
+            unloads.append((int(pd.Timestamp(r["event_ts"]).timestamp() * 1000), r["bundle"], r["from_broker"],
+                            r["to_broker"]))
+        elif r["kind"] == "split-done":
+            splits += 1
+    return sorted(set(unloads)), splits
 
 
 def imposed_moves(history, truth: list[tuple[int, str, str, str]]) -> dict[int, list[tuple[int, int]]]:
@@ -87,20 +94,35 @@ def match(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str
             "recall": hits / len(truth) if truth else None}
 
 
-def validate_simulation(landing: str | Path, day: str, cluster: str | None = None, seed: int = 0) -> dict:
+def validate_simulation(landing: str | Path, day: str, cluster: str | None = None, seed: int = 0,
+                        residuals: bool = True) -> dict:
+    """``score`` of a recorded run's landing folder."""
     cluster, dirs = snapshot_dirs(landing, day, cluster)
     cluster, brokers, bundles, config, notes, policies, topics, _ = read_history(landing, day, cluster)
-    truth, logged_splits, lines = logged(dirs)
-    if not lines:
-        notes.append("the snapshots hold no broker log (collect --broker-log): no logged unload to score against")
+    events, lines = log_events(dirs)
     history = build_history(cluster, brokers, bundles)
-    if lines:
+    return score(history, fit_load_model(brokers), config, policies, topics, events if lines else None, day,
+                 notes, seed, residuals)
+
+
+NO_LOG = "the snapshots hold no broker log (collect --broker-log): no logged unload to score against"
+
+
+def score(history, model_rows, config, policies, topics, events, day: str, notes: list[str] | None = None,
+          seed: int = 0, residuals: bool = True) -> dict:
+    """The closed loop of the strategy ``config`` runs, from the history's first snapshot, scored against the
+    leader's logged ``events`` (``bronze/lb_events`` rows; None: no log was collected, nothing to score)."""
+    notes = list(notes or [])
+    truth, logged_splits = logged(events or [])
+    if events is None:
+        notes.append(NO_LOG)
+    else:
         history.imposed = imposed_moves(history, truth)
         moved = sum(len(v) for v in history.imposed.values())
         if moved:
             notes.append(f"{moved} bundle move(s) between snapshots that the leader did not log (by hand, or a "
                          "lookup after an unload elsewhere) are followed as recorded, as brokers joining and leaving are")
-    model = LoadModel.from_table(fit_load_model(brokers), history.brokers)
+    model = LoadModel.from_table(model_rows, history.brokers)
     strategy = configured_strategy(config)
     if strategy not in STRATEGIES:
         notes.append(f"the cluster ran {strategy}, which is not simulated: scored as no balancing")
@@ -108,8 +130,10 @@ def validate_simulation(landing: str | Path, day: str, cluster: str | None = Non
     sim = Simulation(history, model, cfg, make_balancer(strategy if strategy in STRATEGIES else "no-balancing", cfg,
                                                         seed, history),
                      policies, profiles=TopicProfiles(history, topics),
-                     splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None)
+                     splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None,
+                     residuals=residuals)
     simulated, splits, errors, scored = [], 0, [], {0}  # the first snapshot is where the simulation starts
+    spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
     for cycle in sim.run():
         simulated += [(cycle.ts, m["bundle"], m["source"], m["destination"]) for m in cycle.moves
                       if m["kind"] == "unload"]
@@ -120,17 +144,36 @@ def validate_simulation(landing: str | Path, day: str, cluster: str | None = Non
             live = np.flatnonzero(history.live[i])
             recorded = sim.weighted_max(history.usage[i][live], history.limits[i][live])
             errors += (np.abs(cycle.weighted_max - recorded) * 100.0).tolist()
+            for name, values in (("simulated", np.asarray(cycle.weighted_max)), ("recorded", recorded)):
+                spread[name].append((float(np.std(values)) * 100.0, float(np.max(values)) * 100.0))
     model_errors = _model_errors(history, model, sim)
     start, end = int(history.times[0]), int(history.times[-1])
     window = cycle_minutes(cfg) * 60_000
     truth = [u for u in truth if start <= u[0] <= end + window]  # what the simulated span could predict
-    scores = match(simulated, truth, window)
+    scores = match(simulated, truth, window) if events is not None else {
+        "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None,
+        "destinations_agree": None, "precision": None, "recall": None}
     scores.update(usage_mae_points=float(np.mean(errors)) if errors else None,
                   usage_max_error_points=float(np.max(errors)) if errors else None,
                   model_mae_points=float(np.mean(model_errors)) if model_errors else None)
-    return {"cluster": cluster, "day": day, "strategy": strategy, "snapshots": len(history.times),
-            "brokers": len(history.brokers), "logged_splits": logged_splits, "simulated_splits": splits, **scores,
-            "targets": TARGETS, "met": _met(scores), "notes": [*notes, *run_notes]}
+    for name, values in spread.items():  # what a planner compares strategies by: the spread and the peak
+        scores[f"{name}_imbalance_points"] = float(np.mean([v[0] for v in values])) if values else None
+        scores[f"{name}_peak_points"] = float(np.max([v[1] for v in values])) if values else None
+    return {"cluster": history.cluster, "day": day, "strategy": strategy, "snapshots": len(history.times),
+            "brokers": len(history.brokers), "logged_splits": logged_splits if events is not None else None,
+            "simulated_splits": splits, **scores, "targets": TARGETS, "met": _met(scores),
+            "notes": [*notes, *run_notes]}
+
+
+def rank(results: list[dict]) -> dict:
+    """Across recorded runs of one workload under different strategies: the strategies ordered by the brokers'
+    mean imbalance as the runs came out and as their closed loops simulated them, and whether the orders agree."""
+    runs = [r for r in results if r.get("recorded_imbalance_points") is not None
+            and r.get("simulated_imbalance_points") is not None]
+    recorded = [r["strategy"] for r in sorted(runs, key=lambda r: r["recorded_imbalance_points"])]
+    simulated = [r["strategy"] for r in sorted(runs, key=lambda r: r["simulated_imbalance_points"])]
+    return {"recorded": recorded, "simulated": simulated,
+            "same": recorded == simulated if len(runs) > 1 else None}
 
 
 def _model_errors(history, model: LoadModel, sim: Simulation) -> list[float]:
@@ -164,17 +207,29 @@ def render_text(result: dict) -> str:
     def fmt(x, pct=True):
         return "–" if x is None else (f"{x:.0%}" if pct else f"{x:.1f}")
 
+    def n(x):
+        return "–" if x is None else str(x)
+
     met = {k: ("met" if v else "missed" if v is not None else "not measurable") for k, v in result["met"].items()}
     return "\n".join([
         f"{result['cluster']} {result['day']}: {result['strategy']} simulated closed-loop over {result['snapshots']} "
         f"snapshots, {result['brokers']} brokers",
-        f"unloads: {result['logged_unloads']} logged, {result['simulated_unloads']} simulated, "
-        f"{result['matched_unloads']} matched ({result['destinations_agree']} to the logged broker): precision "
+        f"unloads: {n(result['logged_unloads'])} logged, {result['simulated_unloads']} simulated, "
+        f"{n(result['matched_unloads'])} matched ({n(result['destinations_agree'])} to the logged broker): precision "
         f"{fmt(result['precision'])} ({met['precision']}, target ≥ {TARGETS['precision']:.0%}), recall "
         f"{fmt(result['recall'])} ({met['recall']}, target ≥ {TARGETS['recall']:.0%})",
-        f"splits: {result['logged_splits']} logged, {result['simulated_splits']} simulated",
+        f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated",
         f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "
         f"(max {fmt(result['usage_max_error_points'], False)}; {met['usage_mae_points']}, target ≤ "
         f"{TARGETS['usage_mae_points']:g}); the load model alone, on the recorded ownership: "
         f"{fmt(result['model_mae_points'], False)} points",
+        f"spread: brokers {fmt(result['recorded_imbalance_points'], False)} points apart on average as recorded "
+        f"(peak {fmt(result['recorded_peak_points'], False)}), {fmt(result['simulated_imbalance_points'], False)} "
+        f"simulated (peak {fmt(result['simulated_peak_points'], False)})",
         *(f"note: {one_line(n)}" for n in result["notes"])])
+
+
+def render_ranking(ranking: dict) -> str:
+    verdict = {True: "the same order", False: "a different order", None: "one run: nothing to rank"}[ranking["same"]]
+    return (f"ranking by mean imbalance, best first: recorded {' < '.join(ranking['recorded'])}; simulated "
+            f"{' < '.join(ranking['simulated'])}: {verdict}")

@@ -49,9 +49,11 @@ def run_config(config: PulsarConfig, params: dict[str, object]) -> tuple[PulsarC
 
 def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict | None = None,
              seed: int = 0, policies: Policies | None = None, progress=None,
-             profiles: TopicProfiles | None = None, ran: ClusterConfigs | None = None) -> RunResult:
+             profiles: TopicProfiles | None = None, ran: ClusterConfigs | None = None,
+             residuals: bool = False) -> RunResult:
     """``profiles``: topic-level stats of the bundles that can split (without them a split child's share of the
-    traffic is its share of the hash range, and the notes say so). ``ran``: what the cluster's leader ran over the
+    traffic is its share of the hash range, and the notes say so). ``residuals``: each broker's usage carries what
+    the load model missed at each snapshot (``Simulation.residuals``; for a model fitted on this history). ``ran``: what the cluster's leader ran over the
     night: where it started a new load manager, the run's strategy starts afresh too, and the validation of the
     cluster's own strategy follows its configurations snapshot by snapshot; the run itself takes ``config``."""
     params = dict(params or {})
@@ -61,7 +63,7 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     splits = Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None
     restarts = ran.leader_restarts(history.cluster) if ran else []
     sim = Simulation(history, model, cfg, balancer, policies, profiles=profiles, splits=splits,
-                     leader_restarts=history.snapshots_at(restarts))
+                     leader_restarts=history.snapshots_at(restarts), residuals=residuals)
     interval = cycle_minutes(cfg)
     cycles = list(sim.run(progress))
     ts = metrics.timeseries(cycles, cfg, history.times)

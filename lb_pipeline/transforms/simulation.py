@@ -22,6 +22,7 @@ from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.errors import LbError
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import BASELINES
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.config import cluster_configs
@@ -31,6 +32,7 @@ from lb_pipeline.simulation.history import NO_LOAD_REPORT, build_history
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
+from lb_pipeline.simulation.real_validation import score
 from lb_pipeline.simulation.run import simulate
 from lb_pipeline.simulation.sweep import recommend_from_runs, run_list
 from lb_pipeline.simulation.validation import is_validated
@@ -50,7 +52,11 @@ CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles
          "usage_std double, usage_max double, max_over_mean double, overloaded_brokers int, idle_brokers int, "
          "unloads int, placements int, reconnections long, rate_recorded double, rate_served double, "
          "unowned_bundles int, balanced boolean")
-OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}"
+# the closed loop of the strategy the cluster ran, scored against what its leader logged (simulation.real_validation)
+VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_splits int, simulated_splits int, "
+              "usage_mae_points double, usage_max_error_points double, model_mae_points double")
+OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}, {VALIDATION}"
+VALIDATION_RUN = "closed-loop-vs-log"  # the run_id of a cluster's validation row
 NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not be simulated, before the reason
 Runs = list[dict] | Callable[[PulsarConfig], list[dict]]
 _TOTALS = {"unloads": "unloads_total", "placements": "placements_total", "reconnections": "reconnections_total"}
@@ -89,28 +95,55 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     cluster = pdf["cluster"].iloc[0]
     config, plan = configs.of(cluster), plans.get(cluster, plans[None])
     runs = plan[slot] if slot < len(plan) else []
-    if not runs:
+    if not runs and slot:
         return _frame(pd.DataFrame())
     day = pdf["snapshot_date"].dropna().max()
     brokers, bundles = (pdf[pdf["kind"] == k] for k in ("broker", "bundle"))
     keys = [{"cluster": cluster, "snapshot_date": day, "run_id": r["run_id"], "strategy": r["strategy"],
              "params": json.dumps(r["params"], sort_keys=True), "seed": int(r["seed"])} for r in runs]
+    check = {"cluster": cluster, "snapshot_date": day, "run_id": VALIDATION_RUN, "strategy": configured_strategy(config),
+             "params": "{}", "seed": 0, "kind": "validation"}
     try:
         history = build_history(cluster, brokers, bundles, gaps="longest")
     except ValueError as exc:  # a history too broken to simulate: say so in each run's row, the night goes on
-        return _frame(pd.DataFrame([{**k, "kind": "run", "cycles": 0, "notes": f"{NOT_SIMULATED}{exc}"} for k in keys]))
-    model = LoadModel.from_table(pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS], history.brokers)
+        return _frame(pd.DataFrame([{**k, "kind": "run", "cycles": 0, "notes": f"{NOT_SIMULATED}{exc}"} for k in keys]
+                                   + ([{**check, "notes": f"{NOT_SIMULATED}{exc}"}] if slot == 0 else [])))
+    model_rows = pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS]
+    model = LoadModel.from_table(model_rows, history.brokers)
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
-    profiles = TopicProfiles(history, pdf[pdf["kind"] == "topic"])
-    out = []
+    topics = pdf[pdf["kind"] == "topic"]
+    profiles = TopicProfiles(history, topics)
+    out = [pd.DataFrame([{**check, **_validation(history, model_rows, config, policies, topics, pdf, day)}])] \
+        if slot == 0 else []  # the first slot of each cluster also scores the closed loop against the leader's log
     for run, k in zip(runs, keys):
         with collector_paused():
             result = simulate(history, model, config, run["strategy"], run["params"], int(run["seed"]), policies,
-                              profiles=profiles, ran=configs)
+                              profiles=profiles, ran=configs, residuals=True)
         totals = {_TOTALS.get(name, name): v for name, v in result.summary.items()}
         out += [result.timeseries.assign(**k, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True)),
                 pd.DataFrame([{**k, "kind": "run", **totals, "notes": "; ".join(result.notes)}])]
     return _frame(pd.concat(out, ignore_index=True))
+
+
+def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame, day: str) -> dict:
+    """The columns of a cluster's validation row (``real_validation.score``); a failure is the row's note."""
+    events = pdf[pdf["kind"] == "event"]
+    rows = None if events.empty else [
+        {"kind": e.event, "event_ts": e.event_ts, "bundle": e.bundle, "from_broker": e.from_broker,
+         "to_broker": e.to_broker} for e in events.itertuples(index=False)]
+    try:
+        with collector_paused():
+            r = score(history, model_rows, config, policies, topics, rows, day)
+    except (ValueError, KeyError, IndexError) as exc:
+        return {"notes": f"not validated: {exc}"}
+    finally:
+        history.imposed = {}  # the moves the validation imposed are not the runs' history
+    return {"snapshots": r["snapshots"], "brokers": r["brokers"], "logged_unloads": r["logged_unloads"],
+            "simulated_unloads": r["simulated_unloads"], "matched_unloads": r["matched_unloads"],
+            "destinations_agree": r["destinations_agree"], "precision": r["precision"], "recall": r["recall"],
+            "logged_splits": r["logged_splits"], "simulated_splits": r["simulated_splits"],
+            "usage_mae_points": r["usage_mae_points"], "usage_max_error_points": r["usage_max_error_points"],
+            "model_mae_points": r["model_mae_points"], "notes": "; ".join(r["notes"])}
 
 
 def _frame(out: pd.DataFrame) -> pd.DataFrame:
@@ -140,11 +173,13 @@ def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: 
 
 
 def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,
-                  config: PulsarConfig | ClusterConfigs, runs: Runs, topic_stats: DataFrame | None = None) -> DataFrame:
+                  config: PulsarConfig | ClusterConfigs, runs: Runs, topic_stats: DataFrame | None = None,
+                  events: DataFrame | None = None) -> DataFrame:
     """Every run on every cluster's history, under the cluster's own configuration: cycle rows (``kind = 'cycle'``)
-    and one summary row each. ``runs``: the runs, or a function of a cluster's configuration that gives its runs
-    (a sweep starts from the cluster's own values). ``topic_stats``: bronze topic rows, for the simulated splits
-    (``split_topic_rows``)."""
+    and one summary row each, and per cluster one ``validation`` row: the closed loop of the strategy it ran,
+    scored against the unloads and splits its leader logged. ``runs``: the runs, or a function of a cluster's
+    configuration that gives its runs (a sweep starts from the cluster's own values). ``topic_stats``: bronze topic
+    rows, for the simulated splits (``split_topic_rows``); ``events``: ``bronze/lb_events`` rows."""
     configs, cores = ClusterConfigs.of_any(config), spark.sparkContext.defaultParallelism
     plans = {}
     for cluster in (None, *configs):
@@ -163,6 +198,11 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     if topic_stats is not None:
         rows = rows.unionByName(split_topic_rows(bundle_reports, topic_stats, config, runs)
                                 .withColumn("kind", F.lit("topic")), allowMissingColumns=True)
+    if events is not None:  # the unloads and splits the leader logged: a few rows per shedding cycle
+        rows = rows.unionByName(events.where(F.col("kind").isin("unload", "split-done"))
+                                .select("cluster", "snapshot_date", "event_ts", F.col("kind").alias("event"), "bundle",
+                                        "from_broker", "to_broker").withColumn("kind", F.lit("event")),
+                                allowMissingColumns=True)
     # one task per slot, slot k on partition k (a hash of the key had put two runs in one task, leaving another
     # empty: on L one core idled while the other ran both); grouping by the slot too keeps it the only shuffle
     slot_df = spark.createDataFrame([(k,) for k in slots], "_slot int")
@@ -206,6 +246,18 @@ def spread_keys(spark, n: int) -> list[int]:
 
 def timeseries_table(result: DataFrame) -> DataFrame:
     return result.where(F.col("kind") == "cycle").select(*_names(RUN_KEYS), *_names(CYCLE))
+
+
+VALIDATION_COLUMNS = ["cluster", "snapshot_date", "strategy", "snapshots", "brokers", "logged_unloads",
+                      "simulated_unloads", "matched_unloads", "destinations_agree", "precision", "recall",
+                      "logged_splits", "simulated_splits", "usage_mae_points", "usage_max_error_points",
+                      "model_mae_points", "notes"]
+
+
+def validation_table(result: DataFrame) -> DataFrame:
+    """``gold/simulation_validation``: per cluster, the closed loop of the strategy it ran against its leader's log
+    (unload precision and recall, splits, per-broker usage error; null where nothing was logged to score)."""
+    return result.where(F.col("kind") == "validation").select(*VALIDATION_COLUMNS)
 
 
 def runs_table(result: DataFrame) -> DataFrame:
