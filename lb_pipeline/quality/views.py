@@ -263,7 +263,10 @@ def simulation_validation(read: Read) -> DataFrame:
                                                          F.lit(False)))
             .withColumn("matches_counted_once", F.coalesce(
                 (matched <= F.coalesce("logged_unloads", F.lit(0))) & (matched <= col("simulated_unloads"))
-                & (F.coalesce("destinations_agree", F.lit(0)) <= matched), col("snapshots").isNull())))
+                & (F.coalesce("destinations_agree", F.lit(0)) <= matched)
+                & (F.coalesce("matched_splits", F.lit(0)) <= F.least(F.coalesce("logged_splits", F.lit(0)),
+                                                                     col("simulated_splits"))),
+                col("snapshots").isNull())))
 
 
 def capacity_forecast(read: Read) -> DataFrame:

@@ -9,7 +9,8 @@ following only what the history imposes (traffic, brokers joining and leaving, r
 
 * unloads: a logged unload is matched by a simulated one of the same bundle from the same broker within one
   shedding interval of it (precision, recall, and how many went to the logged destination);
-* splits: the load manager's splits the simulation made against those the leader logged (``split-done``);
+* splits: the load manager's splits the simulation made against those the leader logged (``split-done``) inside
+  the simulated span, and how many of the same bundle;
 * usage: each broker's ``getMaxResourceUsageWithWeight`` in the simulation's first cycle at or after each snapshot
   against the snapshot's, every snapshot after the first (mean absolute error, in points), and the load model's own
   error on the recorded ownership beside it.
@@ -49,16 +50,29 @@ def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
     return rows, lines
 
 
-def logged(events) -> tuple[list[tuple[int, str, str, str]], int]:
-    """(unloads as (ms, bundle, from, to), splits the leader completed) of ``bronze/lb_events`` rows."""
-    unloads, splits = [], 0
+def logged(events) -> tuple[list[tuple[int, str, str, str]], list[tuple[int, str]]]:
+    """(unloads as (ms, bundle, from, to), the splits the leader completed as (ms, bundle)) of ``bronze/lb_events``
+    rows."""
+    unloads, splits = set(), set()
     for r in events:
+        ms = int(pd.Timestamp(r["event_ts"]).timestamp() * 1000)
         if r["kind"] == "unload":
-            unloads.append((int(pd.Timestamp(r["event_ts"]).timestamp() * 1000), r["bundle"], r["from_broker"],
-                            r["to_broker"]))
+            unloads.add((ms, r["bundle"], r["from_broker"], r["to_broker"]))
         elif r["kind"] == "split-done":
-            splits += 1
-    return sorted(set(unloads)), splits
+            splits.add((ms, r["bundle"]))
+    return sorted(unloads), sorted(splits)
+
+
+def matched_splits(simulated: list[tuple[int, str]], truth: list[tuple[int, str]]) -> int:
+    """Logged splits the simulation made too: the same bundle, at any time of the span (a split's trigger reads
+    long-term averages, so its minute says little), each at most once."""
+    left = [b for _, b in simulated]
+    hits = 0
+    for _, bundle in truth:
+        if bundle in left:
+            left.remove(bundle)
+            hits += 1
+    return hits
 
 
 def imposed_moves(history, truth: list[tuple[int, str, str, str]]) -> dict[int, list[tuple[int, int]]]:
@@ -132,12 +146,12 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
                      policies, profiles=TopicProfiles(history, topics),
                      splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None,
                      residuals=residuals)
-    simulated, splits, errors, scored = [], 0, [], {0}  # the first snapshot is where the simulation starts
+    simulated, splits, errors, scored = [], [], [], {0}  # the first snapshot is where the simulation starts
     spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
     for cycle in sim.run():
         simulated += [(cycle.ts, m["bundle"], m["source"], m["destination"]) for m in cycle.moves
                       if m["kind"] == "unload"]
-        splits += len(cycle.splits)
+        splits += [(cycle.ts, sp["bundle"]) for sp in cycle.splits]
         i = cycle.snapshot
         if i not in scored:  # the first cycle at or after each snapshot (a collector's minute is not exactly 60 s)
             scored.add(i)
@@ -150,6 +164,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     start, end = int(history.times[0]), int(history.times[-1])
     window = cycle_minutes(cfg) * 60_000
     truth = [u for u in truth if start <= u[0] <= end + window]  # what the simulated span could predict
+    logged_splits = [sp for sp in logged_splits if start <= sp[0] <= end + window]
     scores = match(simulated, truth, window) if events is not None else {
         "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None,
         "destinations_agree": None, "precision": None, "recall": None}
@@ -160,8 +175,9 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
         scores[f"{name}_imbalance_points"] = float(np.mean([v[0] for v in values])) if values else None
         scores[f"{name}_peak_points"] = float(np.max([v[1] for v in values])) if values else None
     return {"cluster": history.cluster, "day": day, "strategy": strategy, "snapshots": len(history.times),
-            "brokers": len(history.brokers), "logged_splits": logged_splits if events is not None else None,
-            "simulated_splits": splits, **scores, "targets": TARGETS, "met": _met(scores),
+            "brokers": len(history.brokers), "logged_splits": len(logged_splits) if events is not None else None,
+            "simulated_splits": len(splits),
+            "matched_splits": matched_splits(splits, logged_splits) if events is not None else None, **scores, "targets": TARGETS, "met": _met(scores),
             "notes": [*notes, *run_notes]}
 
 
@@ -218,7 +234,8 @@ def render_text(result: dict) -> str:
         f"{n(result['matched_unloads'])} matched ({n(result['destinations_agree'])} to the logged broker): precision "
         f"{fmt(result['precision'])} ({met['precision']}, target ≥ {TARGETS['precision']:.0%}), recall "
         f"{fmt(result['recall'])} ({met['recall']}, target ≥ {TARGETS['recall']:.0%})",
-        f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated",
+        f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
+        f"{n(result['matched_splits'])} of the same bundle",
         f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "
         f"(max {fmt(result['usage_max_error_points'], False)}; {met['usage_mae_points']}, target ≤ "
         f"{TARGETS['usage_mae_points']:g}); the load model alone, on the recorded ownership: "

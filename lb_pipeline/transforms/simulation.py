@@ -54,6 +54,7 @@ CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles
          "unowned_bundles int, balanced boolean")
 # the closed loop of the strategy the cluster ran, scored against what its leader logged (simulation.real_validation)
 VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_splits int, simulated_splits int, "
+              "matched_splits int, "
               "usage_mae_points double, usage_max_error_points double, model_mae_points double")
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}, {VALIDATION}"
 VALIDATION_RUN = "closed-loop-vs-log"  # the run_id of a cluster's validation row
@@ -142,6 +143,7 @@ def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame
             "simulated_unloads": r["simulated_unloads"], "matched_unloads": r["matched_unloads"],
             "destinations_agree": r["destinations_agree"], "precision": r["precision"], "recall": r["recall"],
             "logged_splits": r["logged_splits"], "simulated_splits": r["simulated_splits"],
+            "matched_splits": r["matched_splits"],
             "usage_mae_points": r["usage_mae_points"], "usage_max_error_points": r["usage_max_error_points"],
             "model_mae_points": r["model_mae_points"], "notes": "; ".join(r["notes"])}
 
@@ -250,7 +252,7 @@ def timeseries_table(result: DataFrame) -> DataFrame:
 
 VALIDATION_COLUMNS = ["cluster", "snapshot_date", "strategy", "snapshots", "brokers", "logged_unloads",
                       "simulated_unloads", "matched_unloads", "destinations_agree", "precision", "recall",
-                      "logged_splits", "simulated_splits", "usage_mae_points", "usage_max_error_points",
+                      "logged_splits", "simulated_splits", "matched_splits", "usage_mae_points", "usage_max_error_points",
                       "model_mae_points", "notes"]
 
 
