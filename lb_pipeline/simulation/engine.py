@@ -258,14 +258,23 @@ class Simulation:
             for n, b in h.imposed.get(i, ()):  # a move the load manager did not make happened in the history too
                 if bs.present(i)[n] and h.live[i][b]:
                     self.owner[n] = b
+                    self._forget(n)
         self.snapshot = i
 
     def _move(self, i: int, n: int, src: int, dst: int, reason: str, kind: str, swap: bool = False) -> dict:
         h = self.history
         self.owner[n] = dst
+        self._forget(n)
         return {"bundle": self.bundles.names[n], "source": h.brokers[src] if src >= 0 else None,
                 "destination": h.brokers[dst], "reason": reason, "kind": kind,
                 "clients": int(self.bundles.clients(i)[n].sum()), "swap": swap}
+
+    def _forget(self, n: int) -> None:
+        """A moved bundle's averages start again from its next sample: between its unload and its new owner's first
+        report no broker lists it, and the leader drops its ``BundleData`` and deletes the stored copy
+        (``ModularLoadManagerImpl.updateBundleData``); the next report's stats are its first sample."""
+        for w in self.n:
+            self.n[w][n] = 0
 
     def _sample(self, present: np.ndarray, traffic: np.ndarray, samples: int) -> None:
         k = present.astype(np.int64) * samples
