@@ -4,8 +4,9 @@ against what that cluster did.
 A recorded run (``collect --metadata-store --broker-log`` a snapshot a minute; tests/fixtures/real-runs) holds the
 truth: the unloads and splits its leader logged (``logs/``), and every broker's usage in each snapshot. The
 simulation starts from the first snapshot and then runs on its own (one cycle per
-``loadBalancerSheddingIntervalMinutes``, usage from the fitted load model, bundles moved by the simulated strategy),
-following only what the history imposes (traffic, brokers joining and leaving, recorded splits). Scored:
+``loadBalancerSheddingIntervalMinutes``, usage from the fitted load model plus what it missed at each snapshot,
+bundles moved by the simulated strategy), following only what the history imposes (traffic, brokers joining and
+leaving, recorded splits, moves the leader did not log). Scored:
 
 * unloads: a logged unload is matched by a simulated one of the same bundle from the same broker within one
   shedding interval of it (precision, recall, and how many went to the logged destination);
@@ -13,7 +14,12 @@ following only what the history imposes (traffic, brokers joining and leaving, r
   the simulated span, and how many of the same bundle;
 * usage: each broker's ``getMaxResourceUsageWithWeight`` in the simulation's first cycle at or after each snapshot
   against the snapshot's, every snapshot after the first (mean absolute error, in points), and the load model's own
-  error on the recorded ownership beside it.
+  error on the recorded ownership beside it;
+* spread: the brokers' mean imbalance and peak as recorded and as simulated; across recorded runs of one workload
+  (``rank``), whether the simulation orders the strategies as the runs came out.
+
+The nightly job scores each cluster's night the same way (``gold/simulation_validation``) when its snapshots carry
+the leader's log.
 """
 
 from __future__ import annotations
