@@ -297,36 +297,3 @@ def test_the_splits_to_do_are_those_of_the_trigger_the_configured_load_manager_r
         assert listed and listed == split - kept_whole, trigger
         assert f"as {says} would" in unescape(render_nightly(ctx))
 
-
-def _against_log(**over):
-    from lb_pipeline.simulation.real_validation import TARGETS
-
-    row = {"strategy": f"OverloadShedder{EVIL}", "scored": True, "simulated_unloads": 3, "logged_unloads": 4,
-           "matched_unloads": 3, "precision": 1.0, "recall": 0.75, "usage_mae_points": 0.9, "model_mae_points": 8.2,
-           "logged_splits": 2, "simulated_splits": 1, "matched_splits": 1,
-           "targets": TARGETS, "met": {"precision": True, "recall": False, "usage_mae_points": True},
-           "notes": [f"n{EVIL}"]}
-    row.update(over)
-    sim = dict(_context()["simulation"], against_log=row)
-    html = render_nightly(_context(simulation=sim))
-    said = html[html.index('data-testid="simulation-against-log"'):]
-    return " ".join(unescape(said[:said.index("</p>")]).replace("<b>", "").replace("</b>", "").split())
-
-
-def test_the_closed_loop_against_the_leaders_log_is_shown_beside_its_targets():
-    said = _against_log()
-    assert "made 3 unloads where the leader logged 4; 3 matched" in said
-    assert "precision 100.0% (meets the 80.0% target), recall 75.0% (misses the 80.0% target)" in said
-    assert "0.9 points from what the brokers reported on average (meets the 5-point target; the load model alone: 8.2)" in said
-    assert "Splits: 2 logged, 1 simulated, 1 of the same bundle." in said
-    assert "weigh it accordingly" in said and EVIL not in said.replace(f"OverloadShedder{EVIL}", "")
-
-
-def test_a_cluster_whose_leader_log_was_not_collected_is_told_its_simulation_is_not_checked_against_it():
-    said = _against_log(scored=False, logged_unloads=None, matched_unloads=None, precision=None, recall=None,
-                        met={"precision": None, "recall": None, "usage_mae_points": False}, usage_mae_points=6.5,
-                        notes=["the snapshots hold no broker log (collect --broker-log)"])
-    assert said.startswith('data-testid="simulation-against-log">Not checked against this cluster\'s own record: '
-                           "the snapshots hold no broker log (collect --broker-log).")
-    assert "docs/validation.md" in said and "misses the 5-point target" in said
-    assert "weigh it accordingly" not in said and "precision" not in said and "Splits" not in said

@@ -32,9 +32,10 @@ from lb_pipeline.simulation.balancers import Balancer
 from lb_pipeline.simulation.bundle_set import BundleSet, TopicProfiles
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.leader_view import Owners, held_by, leader_load
-from lb_pipeline.simulation.load_model import SATURATED, LoadModel
+from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.ownership import inherit_owners
 from lb_pipeline.simulation.policies import Policies
+from lb_pipeline.simulation.residuals import recorded_residuals
 from lb_pipeline.simulation.splitting import Splits
 
 SEED = np.array([ta.DEFAULT_SEED[f] for f in ta.FIELDS])
@@ -316,19 +317,3 @@ class Simulation:
                            (self.n[ta.SHORT_SAMPLES], self.n[ta.LONG_SAMPLES]), bs.orders,
                            (bs.present(i), bs.clients(i), bs.topics(i)))
 
-
-def recorded_residuals(h: History, model: LoadModel) -> np.ndarray:
-    """(snapshots, brokers, resources): each live broker's reported usage minus the load model's on the traffic it
-    served at that snapshot (the recorded ownership); 0 where it was down or reported nothing, and where the report
-    was saturated (at ``SATURATED`` of its limit: demand past the limit is the model's to say, not noise)."""
-    out = np.zeros_like(h.usage)
-    for i in range(len(h.times)):
-        owner, mask = h.owner[i], h.owner[i] >= 0
-        bt = np.stack([np.bincount(owner[mask], weights=h.traffic[i][mask, f], minlength=len(h.brokers))
-                       for f in range(4)], axis=1)
-        feats = np.stack([bt[:, 0] + bt[:, 1], bt[:, 2], bt[:, 3]], axis=1)
-        got = np.nan_to_num(h.usage[i])
-        residual = got - model.predict(feats, h.limits[i])
-        saturated = (h.limits[i] > 0) & (got >= SATURATED * h.limits[i])
-        out[i] = np.where(h.live[i][:, None] & np.isfinite(h.usage[i]) & ~saturated, residual, 0.0)
-    return out

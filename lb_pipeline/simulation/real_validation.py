@@ -38,6 +38,7 @@ from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.landing import read_history, snapshot_dirs
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
+from lb_pipeline.simulation.residuals import recorded_prediction
 from lb_pipeline.simulation.run import run_config
 from lb_pipeline.simulation.splitting import Splits
 from lb_pipeline.snapshots import layout
@@ -204,12 +205,7 @@ def _model_errors(history, model: LoadModel, sim: Simulation) -> list[float]:
     out = []
     for i in range(len(history.times)):
         live = np.flatnonzero(history.live[i])
-        owner = history.owner[i]
-        mask = owner >= 0
-        bt = np.stack([np.bincount(owner[mask], weights=history.traffic[i][mask, f], minlength=len(history.brokers))
-                       for f in range(4)], axis=1)
-        feats = np.stack([bt[:, 0] + bt[:, 1], bt[:, 2], bt[:, 3]], axis=1)
-        predicted = model.predict(feats, history.limits[i])
+        predicted = recorded_prediction(history, model, i)
         got = sim.weighted_max(predicted[live], history.limits[i][live])
         want = sim.weighted_max(history.usage[i][live], history.limits[i][live])
         out += (np.abs(got - want) * 100.0).tolist()
