@@ -111,6 +111,8 @@ def _main(argv: list[str] | None) -> int:
         print("\nReports:")
         for report in sorted(Path(args.reports).resolve().glob(f"*/{done[-1]}.html")):
             print(f"  {report}")
+            if (report.parent / "index.html").is_file():
+                print(f"  {report.parent / 'index.html'} (every night of {report.parent.name})")
     if failed or skipped:
         print(f"\n{len(done)} day(s) done, {len(failed)} failed ({', '.join(failed) or 'none'}), "
               f"{len(skipped)} director(ies) skipped", file=sys.stderr)

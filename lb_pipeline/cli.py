@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from lb_pipeline import cli_simulation
-from lb_pipeline.cli_types import broker_log, count, day, positions, positive, size, tolerance, utc_time
+from lb_pipeline.cli_types import broker_log, count, day, lead, positions, positive, size, tolerance, utc_time
 from lb_pipeline.errors import LbError
 from lb_pipeline.model.names import one_line
 
@@ -66,7 +66,14 @@ def _doctor(_args) -> int:
         return 1
     if broken:
         print(f"removed {len(broken)} damaged file(s) from the jar cache {folder}; the next start downloads them again")
-    print(f"Python {sys.version.split()[0]}, Java {major}, jar cache {folder}: ready")
+    missing = jar_cache.delta_jars_missing(folder)
+    if missing and settings.delta_jars_dir:
+        print(f"LB_DELTA_JARS_DIR={folder} lacks {' and '.join(missing)}: put the jars there", file=sys.stderr)
+        return 1
+    state = ("ready" if not missing else
+             f"no {' or '.join(missing)} yet: the first Spark start downloads them from Maven Central "
+             f"(or the mirror in LB_IVY_SETTINGS), about 30 s")
+    print(f"Python {sys.version.split()[0]}, Java {major}, jar cache {folder}: {state}")
     return 0
 
 
@@ -149,7 +156,7 @@ def _collect(args) -> int:
     store = store_from_args(args)
     try:
         path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False,
-                       store=store, broker_logs=dict(args.broker_log or []))
+                       store=store, broker_logs=dict(args.broker_log or []), before_cycle_s=args.before_cycle)
     finally:
         if store is not None:
             store.close()
@@ -159,8 +166,22 @@ def _collect(args) -> int:
     return 0 if manifest["complete"] else 3
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lb_pipeline import __version__
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
+    return f"lb-pipeline {__version__} (pyspark {of('pyspark')}, delta-spark {of('delta-spark')}, dagster {of('dagster')})"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lb-pipeline", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="lb-pipeline", description=__doc__.splitlines()[0].replace("``", ""))
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="write a synthetic cluster history in the snapshot format")
@@ -218,6 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--broker-log", action="append", type=broker_log, metavar="BROKER=PATH",
                    help="a broker's log file (host:port=path), repeatable: its load-balancer lines since the previous "
                    "snapshot are kept in logs/ (unloads, splits and shedding cycles the leader logged)")
+    c.add_argument("--before-cycle", type=lead, metavar="SECONDS",
+                   help="time the snapshot so that the metadata store is read this many seconds before the leader's "
+                   "next shedding cycle, predicted from the leader's log (needs --metadata-store and the leader's "
+                   "--broker-log; waits up to one loadBalancerSheddingIntervalMinutes): the replay then sees what "
+                   "the leader decided from")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=_collect)
 

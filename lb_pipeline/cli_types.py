@@ -49,6 +49,8 @@ count = _checked("count", int, lambda v: v >= 0, "A whole number, 0 or more (a s
 size = _checked("size", int, lambda v: v > 0, "A whole number above 0 (bytes, runs).")
 positive = _checked("positive", float, lambda v: v > 0,  # not NaN either
                     "A number above 0: a timeout of 0 makes a socket non-blocking.")
+lead = _checked("lead", float, lambda v: 0 < v <= 300,
+               "Seconds before the leader's cycle, above 0 and at most 300 (an interval is a minute or more).")
 tolerance = _checked("tolerance", float, lambda v: v >= 0, "A relative tolerance, 0 or more (below 0, every sum is off).")
 
 

@@ -219,3 +219,14 @@ def test_an_unknown_balancing_strategy_is_refused_before_force_removes_the_histo
     assert main(["generate", "--out", str(landing), "--snapshots", "2", "--quiet", "--force", "--balance", "NoShedder"]) == 2
     assert "--balance takes a modular strategy" in capsys.readouterr().err
     assert sorted(p.name for p in (landing / "demo-cluster").iterdir()) == before
+
+
+def test_progress_is_a_line_per_snapshot_when_stderr_is_no_terminal(capsys):
+    from pathlib import Path
+
+    from lb_pipeline.snapshots.generate import print_progress
+
+    for done in (1, 2, 3):
+        print_progress(done, 3, Path(f"landing/c/s{done}"))
+    err = capsys.readouterr().err
+    assert "\r" not in err and err.splitlines() == [f"[{d}/3] landing/c/s{d}" for d in (1, 2, 3)]

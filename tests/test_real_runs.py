@@ -45,6 +45,31 @@ def test_three_strategies_were_recorded_with_the_leaders_inputs():
             assert list((snap / "lb" / "bundle-data").rglob("*.json"))
 
 
+TIMED = [r for r in RECORDINGS if json.loads((r / "recording.json").read_text()).get("beforeCycleSeconds")]
+CYCLE_KINDS = {"unload", "unload-no-broker", "unload-same-owner", "shed-attempt", "shed-sole-bundle"}
+
+
+@pytest.mark.parametrize("run", TIMED, ids=lambda p: p.name)
+def test_a_timed_snapshot_reads_the_leaders_inputs_just_before_the_cycle_the_leader_then_runs(run):
+    """collect --before-cycle on a real cluster: no shedding cycle the leader logged falls between a snapshot's start
+    and its metadata-store read, and every cycle that logged within an interval after a read came within seconds
+    of it (the prediction errs early by the unloads' own time, never late)."""
+    snaps = snapshots(run)
+    cycles = sorted(int(e["event_ts"].timestamp() * 1000) for s in snaps for e in events(s) if e["kind"] in CYCLE_KINDS)
+    followed = 0
+    for snap in snaps:
+        manifest = json.loads((snap / layout.MANIFEST).read_text())
+        cycle = manifest["collector"]["sources"]["leaderCycle"]
+        start, read, lead = manifest["snapshotTimestampMs"], cycle["readMs"], cycle["expectedMs"] - cycle["readAtMs"]
+        assert start <= read <= cycle["expectedMs"], (snap.name, cycle)
+        assert not [t for t in cycles if start < t <= read], snap.name  # no cycle overtook the snapshot
+        after = [t - read for t in cycles if read < t < read + cycle["intervalMs"]]
+        if after:
+            assert lead - 100 <= min(after) <= lead + 5000, (snap.name, min(after))
+            followed += 1
+    assert followed >= 3, f"{run.name}: only {followed} timed snapshots followed by a logged cycle"
+
+
 # A snapshot the collector took while the leader moved a bundle: two of its topics are in both brokers' stats.
 MOVED_WHILE_COLLECTED = ("uniform", "2026-12-02T02-51-43Z")
 
@@ -99,6 +124,8 @@ def test_the_nightly_replay_is_scored_against_the_unloads_the_leader_logged(real
     assert int(m.group(2)) == logged_after_first > 0
     assert int(m.group(3)) >= 1  # measured: docs/validation.md
     assert "bronze/quarantine: 0 rows" in real_night.output
+    # the main command ends with the report and the index of every night beside it, as make demo shows them
+    assert f"  {report.resolve()}\n  {report.resolve().parent / 'index.html'} (every night of lbtest)" in real_night.output
 
 
 def test_a_topic_read_from_two_brokers_as_its_bundle_moved_keeps_the_owners_copy():

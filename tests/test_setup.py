@@ -1,5 +1,7 @@
 """Start-up checks: Java version, settings from the environment."""
 
+from pathlib import Path
+
 import pytest
 
 from lb_pipeline.errors import SetupError
@@ -75,3 +77,104 @@ def test_doctor_repairs_a_jar_cache_poisoned_by_a_cut_short_download(tmp_path, m
     assert not module.exists() and not (ivy / "jars" / "io.delta_delta-spark_4.2_2.13-4.4.1.jar").exists()
     assert good.exists()  # intact jars stay
     assert main(["doctor"]) == 0 and "damaged" not in capsys.readouterr().err
+
+
+def _jar(path):
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("A.class", b"\xca\xfe\xba\xbe")
+
+
+def test_doctor_says_the_jar_cache_is_ready_only_when_it_holds_the_installed_delta_jars(tmp_path, monkeypatch, capsys):
+    from importlib.metadata import version
+
+    from lb_pipeline.cli import main
+
+    release = version("delta-spark")
+    ivy = tmp_path / "ivy"
+    monkeypatch.setenv("LB_IVY_DIR", str(ivy))
+    monkeypatch.delenv("LB_DELTA_JARS_DIR", raising=False)
+    assert main(["doctor"]) == 0
+    assert "no delta-spark or delta-storage yet: the first Spark start downloads them" in capsys.readouterr().out
+    _jar(ivy / "jars" / f"io.delta_delta-spark_4.2_2.13-{release}.jar")
+    _jar(ivy / "jars" / "io.delta_delta-storage-0.0.1.jar")  # another release's: not what Spark will load
+    assert main(["doctor"]) == 0 and "no delta-storage yet" in capsys.readouterr().out
+    _jar(ivy / "jars" / f"io.delta_delta-storage-{release}.jar")
+    assert main(["doctor"]) == 0 and capsys.readouterr().out.rstrip().endswith(": ready")
+
+
+def test_doctor_refuses_a_delta_jar_folder_without_both_jars(tmp_path, monkeypatch, capsys):
+    from importlib.metadata import version
+
+    from lb_pipeline.cli import main
+
+    _jar(tmp_path / f"delta-spark_4.2_2.13-{version('delta-spark')}.jar")
+    monkeypatch.setenv("LB_DELTA_JARS_DIR", str(tmp_path))
+    assert main(["doctor"]) == 1 and "lacks delta-storage" in capsys.readouterr().err
+
+
+def test_version_names_the_releases_that_move_together(capsys):
+    from importlib.metadata import version
+
+    from lb_pipeline.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert f"pyspark {version('pyspark')}" in out and f"delta-spark {version('delta-spark')}" in out
+
+
+def test_without_a_mirror_delta_is_resolved_from_central_only_not_from_a_local_maven_repository(tmp_path):
+    """Spark's default chain tries ~/.m2 first, and a POM there without its jar fails every start ("download
+    failed: javax.annotation#javax.annotation-api;1.3.2!javax.annotation-api.jar", seen after a Maven build)."""
+    from xml.etree import ElementTree
+
+    from lb_pipeline.settings import SparkSettings
+    from lb_pipeline.spark.session import delta_builder
+
+    mirror = tmp_path / "mirror.xml"
+    mirror.write_text("<ivysettings/>")
+    ivy = tmp_path / "ivy"
+    built = delta_builder(SparkSettings(ivy_dir=str(ivy)))._options
+    resolvers = ElementTree.parse(built["spark.jars.ivySettings"]).getroot().find("resolvers")
+    assert [(r.tag, r.get("root")) for r in resolvers] == [("ibiblio", "https://repo1.maven.org/maven2/")]
+    assert built["spark.jars.ivySettings"].startswith(str(ivy))
+    assert delta_builder(SparkSettings(ivy_dir=str(ivy), ivy_settings=str(mirror)))._options[
+        "spark.jars.ivySettings"] == str(mirror)  # a mirror named is used as it is
+
+
+_START = r'''
+import subprocess, sys, time
+from lb_pipeline.spark.quiet_start import quiet_start
+fail = sys.argv[1] == "fail"
+children = []
+try:
+    with quiet_start():
+        children.append(subprocess.Popen(["sh", "-c", "echo ':: resolving dependencies :: x'; "
+                                          "printf '\\tfound io.delta#delta-storage;4.4.0 in central\\n'; "
+                                          "echo 'a line that is no noise'; sleep 3; "
+                                          "printf '\\tat org.apache.spark.Later(X.java:1)\\n'"]))
+        time.sleep(0.5)
+        if fail:
+            raise RuntimeError("start failed")
+except RuntimeError:
+    pass
+children[0].wait()
+time.sleep(0.5)
+'''
+
+
+@pytest.mark.parametrize("outcome", ["ok", "fail"])
+def test_the_jvms_start_up_noise_is_printed_only_when_the_start_fails(outcome):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _START, outcome], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    lines = (done.stdout + done.stderr).splitlines()
+    noise = [":: resolving dependencies :: x", "\tfound io.delta#delta-storage;4.4.0 in central"]
+    assert "a line that is no noise" in lines and "\tat org.apache.spark.Later(X.java:1)" in lines  # later: as is
+    assert all((n in lines) == (outcome == "fail") for n in noise), lines

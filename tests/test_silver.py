@@ -113,6 +113,36 @@ def test_the_leaders_stored_averages_win_wherever_a_snapshot_has_them_and_a_drop
     assert rows[("m", 2)].long_msg_rate_in == 100.0
 
 
+def test_a_bundle_another_broker_lists_at_the_next_snapshot_starts_afresh_as_the_leader_dropped_it(spark):
+    """Moved between two snapshots (the old owner's report stopped listing it before the new owner's listed it), a
+    bundle's BundleData was dropped by the leader and restarts from its first sample on the new owner; one still
+    listed by a broker that listed it before goes on."""
+    from datetime import datetime
+
+    from pyspark.sql import functions as F
+
+    from lb_pipeline.transforms.time_averages import bundle_time_averages
+
+    t = [datetime(2026, 1, 15, 8, m) for m in (0, 1)]
+    moved, kept = "a/m/0x00000000_0xffffffff", "a/k/0x00000000_0xffffffff"
+    reports = spark.createDataFrame(
+        [("c", t[0], "2026-01-15", "x:1", moved, 100.0), ("c", t[1], "2026-01-15", "y:1", moved, 300.0),
+         ("c", t[0], "2026-01-15", "x:1", kept, 100.0), ("c", t[1], "2026-01-15", "x:1", kept, 300.0),
+         ("c", t[1], "2026-01-15", "y:1", kept, 300.0)],  # listed by both: the old report still has it
+        "cluster string, snapshot_ts timestamp, snapshot_date string, broker string, bundle string, "
+        "msg_rate_in double").select("*", *[F.lit(0.0).alias(c) for c in
+                                            ("msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
+    stored = spark.createDataFrame([], "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, "
+                                   + ", ".join(f"{w}_{c}" for w in ("short", "long") for c in (
+                                       "num_samples int", "msg_rate_in double", "msg_rate_out double",
+                                       "msg_throughput_in double", "msg_throughput_out double")))
+    rows = {(r.bundle[2], r.snapshot_ts.minute): r for r in bundle_time_averages(reports, stored).collect()}
+    assert rows[("m", 1)].seeded_from == "default" and rows[("m", 1)].long_num_samples == 1
+    assert rows[("m", 1)].long_msg_rate_in == 300.0  # its first sample on the new owner replaces the seed
+    assert rows[("k", 1)].seeded_from is None and rows[("k", 1)].long_num_samples > 1
+    assert 100.0 < rows[("k", 1)].long_msg_rate_in < 300.0
+
+
 def test_the_stored_averages_take_the_samples_the_leader_took_since_it_wrote_them(spark):
     """The leader writes BundleData every loadBalancerResourceQuotaUpdateIntervalMinutes and takes a sample of every
     bundle at each broker's report write: 4 writes logged in the minute before the snapshot, the copy written 30 s

@@ -33,6 +33,7 @@ from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
 NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average"]
+REPORTS_LEAD_MS = 250  # --before-cycle: the brokers' load reports are read this long before the predicted cycle
 __all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args", "store_from_args"]
 
 
@@ -79,12 +80,16 @@ class _Snapshot:
 
 
 def collect(client: AdminClient, out: str | Path, cluster: str | None = None, progress: bool | None = None,
-            store=None, broker_logs: dict[str, str] | None = None) -> Path:
+            store=None, broker_logs: dict[str, str] | None = None, before_cycle_s: float | None = None) -> Path:
     """Take one snapshot; returns its directory. Raises :class:`LbError` only when nothing usable can be read
     (the admin URL does not answer, or names no valid cluster or brokers). ``store``: the metadata store
     (``metadata_store.ZooKeeperStore``), for the leader's own inputs; ``broker_logs``: broker id → its log file,
-    whose load-balancer lines since the cluster's previous snapshot are kept (``broker_logs.copy_events``)."""
+    whose load-balancer lines since the cluster's previous snapshot are kept (``broker_logs.copy_events``);
+    ``before_cycle_s``: time the snapshot so that the metadata store is read that many seconds before the leader's
+    next shedding cycle (``leader_cycle``; needs ``store`` and the leader's log)."""
     progress = sys.stderr.isatty() if progress is None else progress
+    if before_cycle_s is not None and (store is None or not broker_logs):
+        raise LbError("--before-cycle needs --metadata-store and the leader's --broker-log")
     ts = int(time.time() * 1000)
     try:
         clusters = client.get("/admin/v2/clusters") or []
@@ -99,6 +104,10 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         raise LbError(f"cannot read the cluster from {client.admin_url}: {exc}") from None
     # Pulsar answers with a set: a broker repeated (by a proxy, say) is written once, as ingest would keep it
     brokers = list(dict.fromkeys(b for b in listed if names.broker_problem(b) is None)) if isinstance(listed, list) else []
+    cycle = None
+    if before_cycle_s is not None:
+        cycle = _wait_for_cycle(client, out, cluster, leader, broker_logs, before_cycle_s, progress)
+        ts = int(time.time() * 1000)
     writer = SnapshotWriter(out, cluster, ts)
     snap = _Snapshot(client, writer)
     for b in (listed if isinstance(listed, list) else [listed]):
@@ -137,8 +146,18 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
             _collect_namespace(client, snap, ns)
         _progress(progress, f"{len(namespaces)} namespaces read")
         sources = {"lb/brokers": "admin-api"}  # broker-stats/load-report: fresh, the stats cycle of topics/
+        if cycle is not None:
+            cycle["restMs"] = int(time.time() * 1000) - ts
+            if (wait := cycle["readAtMs"] - int(time.time() * 1000)) > 0:
+                time.sleep(wait / 1000)
+            cycle["readMs"] = int(time.time() * 1000)
         if store is not None:
-            leader_id, sources = _leader_inputs(store, snap, brokers, leader_id, progress)
+            leader_id, sources = _leader_inputs(store, snap, brokers, leader_id, progress, cycle)
+        if cycle is not None:
+            sources["leaderCycle"] = cycle
+            if cycle["readMs"] > cycle["expectedMs"]:
+                _progress(progress, f"the metadata store was read {cycle['readMs'] - cycle['expectedMs']} ms after the "
+                                    "leader's predicted cycle (the REST part took longer than planned)")
         if broker_logs:
             sources["logs"] = _broker_logs(snap, broker_logs, ts, progress)
         manifest = {
@@ -156,13 +175,60 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         raise
 
 
-def _leader_inputs(store, snap: _Snapshot, brokers: list[str], leader_id, progress) -> tuple[str | None, dict]:
+def _wait_for_cycle(client: AdminClient, out, cluster: str, leader, logs: dict[str, str], lead_s: float,
+                    progress) -> dict | None:
+    """Sleeps until the snapshot should start for its metadata-store read to come ``lead_s`` before the leader's
+    next shedding cycle; returns the plan for the manifest, or None (and no wait) when the leader or its log is
+    unknown, or the log shows no cycle yet."""
+    from lb_pipeline.snapshots import leader_cycle
+
+    leader_id = (leader or {}).get("brokerId") if isinstance(leader, dict) else None
+    leader_id = leader_id or urllib.parse.urlsplit(str((leader or {}).get("serviceUrl", ""))).netloc or None
+    if not leader_id or leader_id not in logs:
+        _progress(progress, f"--before-cycle: no log given for the leader ({leader_id or 'unknown'}): not timed")
+        return None
+    anchor = leader_cycle.last_anchor(logs[leader_id], leader_id)
+    if anchor is None:
+        _progress(progress, f"--before-cycle: {logs[leader_id]} shows no shedding cycle or election: not timed")
+        return None
+    try:
+        runtime = client.get("/admin/v2/brokers/configuration/runtime", client.broker_url(leader_id))
+    except RequestFailed:
+        runtime = None
+    interval, interval_from = leader_cycle.interval_ms(runtime)
+    lead_ms = int(lead_s * 1000)
+    folder = layout.cluster_folder(out, cluster)
+    budget, taken = leader_cycle.measured_budget(folder), leader_cycle.previous_cycle(folder)
+    said, planned = None, None
+    while True:  # the log is read again while waiting: a cycle logged meanwhile moves the schedule
+        anchor = leader_cycle.last_anchor(logs[leader_id], leader_id) or anchor
+        if planned != anchor.ms:  # (re-planned from the same anchor at the start time, it would skip a cycle)
+            start, expected = leader_cycle.plan(anchor.ms, interval, int(time.time() * 1000), lead_ms, budget, taken)
+            planned = anchor.ms
+        if said != expected:
+            _progress(progress, f"waiting {max(0, start - int(time.time() * 1000)) / 1000:.0f} s: the leader's next "
+                                f"cycle is due at {time.strftime('%H:%M:%S', time.gmtime(expected / 1000))} UTC")
+            said = expected
+        if (wait := start - int(time.time() * 1000)) <= 0:
+            break
+        time.sleep(min(wait, 5000) / 1000)
+    return {"leader": leader_id, "expectedMs": expected, "readAtMs": expected - lead_ms, "anchor": anchor.what,
+            "intervalMs": interval, "intervalFrom": interval_from, "budgetMs": budget}
+
+
+def _leader_inputs(store, snap: _Snapshot, brokers: list[str], leader_id, progress,
+                   cycle: dict | None = None) -> tuple[str | None, dict]:
     """The metadata store's copies replace the REST load reports: they are what the leader acts on (written when
     usage moved past ``loadBalancerReportUpdateThresholdPercentage``, so their ``lastStats`` may be of an earlier
     stats cycle than ``topics/``: ``sources["lb/brokers"] = "metadata-store"`` tells the checks)."""
     from lb_pipeline.snapshots.metadata_store import read_leader_inputs
 
-    got = read_leader_inputs(store, brokers)
+    def before_reports():  # timed: the load reports as close to the cycle as can be, written before it
+        if (wait := cycle["expectedMs"] - REPORTS_LEAD_MS - int(time.time() * 1000)) > 0:
+            time.sleep(wait / 1000)
+        cycle["reportsReadMs"] = int(time.time() * 1000)
+
+    got = read_leader_inputs(store, brokers, before_reports if cycle is not None else None)
     for rel, doc in got.files.items():
         snap.writer.write_json(rel, doc)
     for rel, why in got.problems.items():

@@ -276,4 +276,8 @@ def _local_broker_data(c: Cluster, b: int, ts: int, last_stats: dict, rng: np.ra
 
 
 def print_progress(done: int, total: int, path: Path) -> None:
-    print(f"\r[{done}/{total}] {path}", end="\n" if done == total else "", file=sys.stderr, flush=True)
+    """One line rewritten in place on a terminal; elsewhere (a log, CI) a line per snapshot."""
+    if sys.stderr.isatty():
+        print(f"\r[{done}/{total}] {path}", end="\n" if done == total else "", file=sys.stderr, flush=True)
+    else:
+        print(f"[{done}/{total}] {path}", file=sys.stderr, flush=True)

@@ -180,8 +180,10 @@ class LeaderInputs:
         return sum(1 for rel in self.files if rel.startswith("lb/brokers/"))
 
 
-def read_leader_inputs(store, brokers: list[str]) -> LeaderInputs:
-    """The leader's inputs for ``brokers`` (those the admin API lists) and every bundle the leader keeps data for."""
+def read_leader_inputs(store, brokers: list[str], before_reports=None) -> LeaderInputs:
+    """The leader's inputs for ``brokers`` (those the admin API lists) and every bundle the leader keeps data for.
+    The brokers' load reports, which change fastest (a broker rewrites its report every few seconds while its load
+    moves), are read last, after ``before_reports()`` (``collect --before-cycle`` waits there for the cycle)."""
     out = LeaderInputs()
     try:
         raw = store.get(LEADER)
@@ -191,9 +193,12 @@ def read_leader_inputs(store, brokers: list[str]) -> LeaderInputs:
             out.leader = broker_id if isinstance(broker_id, str) and not names.broker_problem(broker_id) else None
     except StoreError as exc:
         out.problems[LEADER] = str(exc)
-    for broker in brokers:
-        for folder, rel in ((BROKERS, layout.local_broker_data(broker)),
-                            (TIME_AVERAGE, layout.broker_time_average(broker))):
+    _read_bundle_data(store, out)
+    for folder in (TIME_AVERAGE, BROKERS):
+        if folder == BROKERS and before_reports is not None:
+            before_reports()
+        for broker in brokers:
+            rel = layout.local_broker_data(broker) if folder == BROKERS else layout.broker_time_average(broker)
             path = f"{folder}/{broker}"
             try:
                 raw = store.get(path)
@@ -207,7 +212,6 @@ def read_leader_inputs(store, brokers: list[str]) -> LeaderInputs:
                 out.lookup_only.append(broker)
                 continue
             out.files[rel] = doc
-    _read_bundle_data(store, out)
     return out
 
 

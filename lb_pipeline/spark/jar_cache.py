@@ -47,3 +47,20 @@ def repair(ivy_dir: str | Path) -> list[tuple[Path, str]]:
             for copy in root.glob(f"jars/{relative[1]}_{relative[2]}-*.jar"):
                 copy.unlink(missing_ok=True)
     return broken
+
+
+def delta_jars_missing(folder: str | Path) -> list[str]:
+    """The Delta jars of the installed ``delta-spark`` that ``folder`` (the Ivy cache, whose resolved jars sit in
+    ``jars/``, or ``LB_DELTA_JARS_DIR``) does not hold: what the first Spark start would have to download."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("delta-spark")
+    except PackageNotFoundError:
+        release = "*"
+    root = Path(folder)
+    jars = [p.name for p in (*root.glob("*.jar"), *root.glob("jars/*.jar"))]
+    wanted = {"delta-spark": f"delta-spark_*-{release}.jar", "delta-storage": f"delta-storage-{release}.jar"}
+    from fnmatch import fnmatch
+
+    return [name for name, pattern in wanted.items() if not any(fnmatch(j, f"*{pattern}") for j in jars)]

@@ -10,7 +10,9 @@ Where Delta's jars come from, in order of precedence:
 2. otherwise ``configure_spark_with_delta_pip`` names the Maven coordinates that match the installed
    delta-spark and Spark (``io.delta:delta-spark_4.2_2.13:4.4.1``); Spark's Ivy resolves them from Maven
    Central at first start (or from the mirror in ``ivy_settings`` / ``LB_IVY_SETTINGS``) and caches them in
-   ``ivy_dir`` for later runs.
+   ``ivy_dir`` for later runs. Without a mirror, the resolution reads Maven Central only (``CENTRAL_ONLY``), not
+   Spark's default chain, which tries the local Maven repository first: a ``~/.m2`` that holds a module's POM
+   without its jar (Maven often leaves one) fails every start with "download failed", although Central has it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,30 @@ from lb_pipeline.settings import SparkSettings, spark_settings_from_env
 from lb_pipeline.spark.java import require_java
 
 _LOCK = threading.Lock()
+CENTRAL_ONLY = """<ivysettings>
+  <!-- written by lb_pipeline: Delta's jars from Maven Central only (not ~/.m2, whose POMs without jars fail Ivy) -->
+  <settings defaultResolver="central"/>
+  <resolvers>
+    <ibiblio name="central" m2compatible="true" root="https://repo1.maven.org/maven2/"/>
+  </resolvers>
+</ivysettings>
+"""
+
+
+def central_only_settings(ivy_dir: str) -> str:
+    """The Ivy settings file (in ``ivy_dir``) that resolves from Maven Central alone; written when absent or changed."""
+    path = os.path.join(ivy_dir, "lb-ivysettings.xml")
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == CENTRAL_ONLY:
+                return path
+    except OSError:
+        pass
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(CENTRAL_ONLY)
+    os.replace(tmp, path)
+    return path
 
 
 def delta_builder(settings: SparkSettings):
@@ -65,6 +91,8 @@ def delta_builder(settings: SparkSettings):
             if not os.path.exists(settings.ivy_settings):
                 raise SetupError(f"LB_IVY_SETTINGS names {settings.ivy_settings}, which does not exist.")
             builder = builder.config("spark.jars.ivySettings", settings.ivy_settings)
+        else:
+            builder = builder.config("spark.jars.ivySettings", central_only_settings(settings.ivy_dir))
         builder = configure_spark_with_delta_pip(builder)
     for key, value in settings.conf.items():
         builder = builder.config(key, value)
@@ -85,8 +113,11 @@ def get_session(settings: SparkSettings | None = None):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         builder = delta_builder(settings)
+        from lb_pipeline.spark.quiet_start import quiet_start
+
         try:
-            spark = builder.getOrCreate()
+            with quiet_start():
+                spark = builder.getOrCreate()
         except Exception as exc:  # Py4J/JVM start-up failures carry long Java traces
             raise SetupError(_explain_start_failure(exc, settings)) from exc
         # ERROR by default: at WARN, Spark logs a stack trace for every glob that matches nothing.

@@ -10,7 +10,7 @@ of a bundle no report lists, and writes it to the metadata store only every
   with the snapshot's own bundle stats (``seeded_from`` = ``stored``);
 * elsewhere the averages are rebuilt from the bundle's values at the snapshot before, one sample per report write
   in between (``samples_since_previous``), or from Pulsar's default seed where no report listed the bundle there
-  (``default``).
+  or only other brokers did (it moved, and the leader dropped its data while no report listed it) (``default``).
 
 The report writes per minute come from the brokers' logs where they were collected (``bronze/lb_events``, kind
 ``report-written``: every broker's, since any write updates the leader), else ``samples_per_minute``. Where both a
@@ -61,7 +61,9 @@ def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samp
     """The leader's averages per bundle and snapshot (module docstring); ``snapshots`` (``bronze/snapshots``) say
     when the stored ones were written, ``events`` (``bronze/lb_events``) how often the brokers reported."""
     rates = bundle_reports.groupBy(*SNAPSHOT_KEYS, "bundle").agg(
-        *[F.max(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
+        *[F.max(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")],
+        (F.concat_ws(" ", F.array_sort(F.collect_set("broker"))) if "broker" in bundle_reports.columns
+         else F.lit("")).alias("owners"))
     stored = bundle_data.select(*SNAPSHOT_KEYS, "bundle", *[
         F.col(f"{w}_{c}").alias(f"stored_{w}_{c}") for w in ("short", "long")
         for c in ("num_samples", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
@@ -102,7 +104,11 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
     before = pdf.groupby("bundle", sort=False)["snapshot_ts"].shift(1)
     minutes = ((pdf["snapshot_ts"] - before).dt.total_seconds() / 60.0).fillna(0.0).to_numpy()
     # listed at the cluster's previous snapshot too (else the leader had dropped it: start afresh)
-    continued = (before == pdf["cluster_previous_ts"]).to_numpy() & (step > 0)
+    # and by a broker that listed it there too: a bundle that moved was dropped while no report listed it
+    owners = pdf["owners"].fillna("").str.split()
+    kept_by = [not isinstance(b, list) or not a or not b or bool(set(a) & set(b))  # (owners unknown: kept)
+               for a, b in zip(owners, owners.groupby(pdf["bundle"], sort=False).shift(1))]
+    continued = (before == pdf["cluster_previous_ts"]).to_numpy() & (step > 0) & np.array(kept_by, dtype=bool)
     rate = pdf["leader_samples_per_minute"].astype(float).fillna(samples_per_minute).to_numpy()
     k = np.where(step == 0, 1, np.maximum(1, np.round(minutes * rate))).astype(np.int64)
     # the samples the leader took between writing the stored BundleData and the snapshot
