@@ -103,7 +103,8 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
     b_prod = per_bundle(c.producers * active).astype(int)
     b_cons = per_bundle(consumers * active).astype(int)
     loaded = b_topics > 0
-    # The leader samples every reported bundle about once a minute between two snapshots.
+    # The leader samples every reported bundle about once a minute between two snapshots (afresh after a move).
+    averages.follow_owners(c.owner)
     averages.sample(loaded, np.stack([b_rin, b_rout, b_tin, b_tout], axis=1), events=min(p.interval_minutes, 60))
 
     writer = SnapshotWriter(out, c.name, ts)

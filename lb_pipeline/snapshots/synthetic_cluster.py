@@ -235,6 +235,20 @@ class TimeAverages:
         self.v = {w: np.tile([DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_THROUGHPUT,
                               DEFAULT_BUNDLE_THROUGHPUT], (n_bundles, 1)) for w in (SHORT_SAMPLES, LONG_SAMPLES)}
 
+    def follow_owners(self, owner: np.ndarray) -> None:
+        """A bundle whose owner changed since the last call starts afresh, as the leader drops the data of a bundle
+        no report lists while it moves (``ModularLoadManagerImpl.updateBundleData``)."""
+        before = getattr(self, "_owner", None)
+        if before is not None:
+            n = min(len(before), len(owner), len(self.n[SHORT_SAMPLES]))
+            moved = np.zeros(len(self.n[SHORT_SAMPLES]), dtype=bool)
+            moved[:n] = (before[:n] != owner[:n]) & (before[:n] >= 0)
+            for w in (SHORT_SAMPLES, LONG_SAMPLES):
+                self.n[w][moved] = 0
+                self.v[w][moved] = [DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_THROUGHPUT,
+                                    DEFAULT_BUNDLE_THROUGHPUT]
+        self._owner = owner.copy()
+
     def sample(self, mask: np.ndarray, x: np.ndarray, events: int) -> None:
         """Apply ``n = min(n+1, max); avg = ((n-1)*avg + x)/n`` ``events`` times to the bundles in ``mask``."""
         for w in (SHORT_SAMPLES, LONG_SAMPLES):
