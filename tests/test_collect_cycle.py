@@ -33,14 +33,12 @@ def test_the_anchor_is_the_last_line_of_the_last_cycle_that_logged(tmp_path):
     assert anchor.ms == int((T0 + 60.5) * 1000) and anchor.what.startswith("unload at ")  # not the report, the split
 
 
-def test_a_cycle_that_unloaded_several_bundles_ends_an_unloads_time_after_its_last_line(tmp_path):
-    """Pulsar unloads one bundle after another inside the cycle and reschedules when the last call returns: the
-    gaps between the unload lines say how long one takes (seen on a real cluster: 0.3-0.6 s each, 11 a cycle)."""
+def test_a_cycle_that_unloaded_several_bundles_is_anchored_at_its_last_line_so_the_prediction_errs_early(tmp_path):
+    """Pulsar unloads one bundle after another inside the cycle and reschedules when the last call returns, some
+    0.3-2.3 s after its line on a real cluster: anchored at the line, the snapshot comes early, never late."""
     line = "[UniformLoadShedder] Unloading bundle: t/n/0x00000000_0x80000000 from broker a:1 to dest broker b:1"
     log = _log(tmp_path, (T0 - 600, line), (T0, line), (T0 + 0.4, line), (T0 + 0.9, line), (T0 + 1.2, line))
-    anchor = leader_cycle.last_anchor(log, "a:1")
-    assert anchor.ms == int((T0 + 1.2) * 1000) + 400  # the median gap of this cycle's lines, not the one before
-    assert "an unload's time" in anchor.what
+    assert leader_cycle.last_anchor(log, "a:1").ms == int((T0 + 1.2) * 1000)
 
 
 def test_a_later_election_of_this_broker_restarts_the_schedule_and_another_brokers_does_not(tmp_path):
