@@ -28,12 +28,11 @@ from pathlib import Path
 from lb_pipeline import __version__
 from lb_pipeline.errors import LbError
 from lb_pipeline.model import names
-from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots import collect_leader, layout, leader_cycle
 from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
 NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average"]
-REPORTS_LEAD_MS = 250  # --before-cycle: the brokers' load reports are read this long before the predicted cycle
 __all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args", "store_from_args"]
 
 
@@ -88,6 +87,7 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
     ``before_cycle_s``: time the snapshot so that the metadata store is read that many seconds before the leader's
     next shedding cycle (``leader_cycle``; needs ``store`` and the leader's log)."""
     progress = sys.stderr.isatty() if progress is None else progress
+    say = lambda text: _progress(progress, text)  # noqa: E731
     if before_cycle_s is not None and (store is None or not broker_logs):
         raise LbError("--before-cycle needs --metadata-store and the leader's --broker-log")
     ts = int(time.time() * 1000)
@@ -106,7 +106,8 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
     brokers = list(dict.fromkeys(b for b in listed if names.broker_problem(b) is None)) if isinstance(listed, list) else []
     cycle = None
     if before_cycle_s is not None:
-        cycle = _wait_for_cycle(client, out, cluster, leader, broker_logs, before_cycle_s, progress)
+        cycle = collect_leader.wait_for_cycle(client, layout.cluster_folder(out, cluster), _leader_id(leader),
+                                              broker_logs, before_cycle_s, say)
         ts = int(time.time() * 1000)
     writer = SnapshotWriter(out, cluster, ts)
     snap = _Snapshot(client, writer)
@@ -117,10 +118,7 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         writer.abort()
         raise LbError(f"{client.admin_url} lists no valid broker for cluster {cluster}: {listed!r}")
     try:
-        leader_id = leader.get("brokerId") if isinstance(leader, dict) else None
-        leader_id = leader_id or urllib.parse.urlsplit(str((leader or {}).get("serviceUrl", ""))).netloc or None
-        if leader_id and names.broker_problem(leader_id):
-            leader_id = None
+        leader_id = _leader_id(leader)
         writer.write_json(layout.BROKERS, {"brokers": brokers, "leader": leader})
         snap.fetch(layout.DYNAMIC_CONFIG, "/admin/v2/brokers/configuration/values")
         snap.fetch(layout.FAILURE_DOMAINS, f"/admin/v2/clusters/{_q(cluster)}/failureDomains", allow_missing=True)
@@ -147,19 +145,18 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         _progress(progress, f"{len(namespaces)} namespaces read")
         sources = {"lb/brokers": "admin-api"}  # broker-stats/load-report: fresh, the stats cycle of topics/
         if cycle is not None:
-            cycle["restMs"] = int(time.time() * 1000) - ts
-            if (wait := cycle["readAtMs"] - int(time.time() * 1000)) > 0:
-                time.sleep(wait / 1000)
-            cycle["readMs"] = int(time.time() * 1000)
+            cycle["restMs"] = leader_cycle.now_ms() - ts
+            leader_cycle.sleep_until(cycle["readAtMs"])
+            cycle["readMs"] = leader_cycle.now_ms()
         if store is not None:
-            leader_id, sources = _leader_inputs(store, snap, brokers, leader_id, progress, cycle)
+            leader_id, sources = collect_leader.leader_inputs(store, snap, brokers, leader_id, say, cycle)
         if cycle is not None:
             sources["leaderCycle"] = cycle
             if cycle["readMs"] > cycle["expectedMs"]:
                 _progress(progress, f"the metadata store was read {cycle['readMs'] - cycle['expectedMs']} ms after the "
                                     "leader's predicted cycle (the REST part took longer than planned)")
         if broker_logs:
-            sources["logs"] = _broker_logs(snap, broker_logs, ts, progress)
+            sources["logs"] = collect_leader.broker_logs(snap, broker_logs, ts, say)
         manifest = {
             "formatVersion": FORMAT_VERSION, "cluster": cluster, "snapshotTimestampMs": ts,
             "snapshotTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts / 1000)),
@@ -175,94 +172,13 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         raise
 
 
-def _wait_for_cycle(client: AdminClient, out, cluster: str, leader, logs: dict[str, str], lead_s: float,
-                    progress) -> dict | None:
-    """Sleeps until the snapshot should start for its metadata-store read to come ``lead_s`` before the leader's
-    next shedding cycle; returns the plan for the manifest, or None (and no wait) when the leader or its log is
-    unknown, or the log shows no cycle yet."""
-    from lb_pipeline.snapshots import leader_cycle
-
-    leader_id = (leader or {}).get("brokerId") if isinstance(leader, dict) else None
-    leader_id = leader_id or urllib.parse.urlsplit(str((leader or {}).get("serviceUrl", ""))).netloc or None
-    if not leader_id or leader_id not in logs:
-        _progress(progress, f"--before-cycle: no log given for the leader ({leader_id or 'unknown'}): not timed")
+def _leader_id(leader) -> str | None:
+    """The leader's broker id from ``/admin/v2/brokers/leaderBroker`` (its ``brokerId``, else its service URL's
+    host:port), if it is a valid one."""
+    if not isinstance(leader, dict):
         return None
-    anchor = leader_cycle.last_anchor(logs[leader_id], leader_id)
-    if anchor is None:
-        _progress(progress, f"--before-cycle: {logs[leader_id]} shows no shedding cycle or election: not timed")
-        return None
-    try:
-        runtime = client.get("/admin/v2/brokers/configuration/runtime", client.broker_url(leader_id))
-    except RequestFailed:
-        runtime = None
-    interval, interval_from = leader_cycle.interval_ms(runtime)
-    lead_ms = int(lead_s * 1000)
-    folder = layout.cluster_folder(out, cluster)
-    budget, taken = leader_cycle.measured_budget(folder), leader_cycle.previous_cycle(folder)
-    said, planned = None, None
-    while True:  # the log is read again while waiting: a cycle logged meanwhile moves the schedule
-        anchor = leader_cycle.last_anchor(logs[leader_id], leader_id) or anchor
-        if planned != anchor.ms:  # (re-planned from the same anchor at the start time, it would skip a cycle)
-            start, expected = leader_cycle.plan(anchor.ms, interval, int(time.time() * 1000), lead_ms, budget, taken)
-            planned = anchor.ms
-        if said != expected:
-            _progress(progress, f"waiting {max(0, start - int(time.time() * 1000)) / 1000:.0f} s: the leader's next "
-                                f"cycle is due at {time.strftime('%H:%M:%S', time.gmtime(expected / 1000))} UTC")
-            said = expected
-        if (wait := start - int(time.time() * 1000)) <= 0:
-            break
-        time.sleep(min(wait, 5000) / 1000)
-    return {"leader": leader_id, "expectedMs": expected, "readAtMs": expected - lead_ms, "anchor": anchor.what,
-            "intervalMs": interval, "intervalFrom": interval_from, "budgetMs": budget}
-
-
-def _leader_inputs(store, snap: _Snapshot, brokers: list[str], leader_id, progress,
-                   cycle: dict | None = None) -> tuple[str | None, dict]:
-    """The metadata store's copies replace the REST load reports: they are what the leader acts on (written when
-    usage moved past ``loadBalancerReportUpdateThresholdPercentage``, so their ``lastStats`` may be of an earlier
-    stats cycle than ``topics/``: ``sources["lb/brokers"] = "metadata-store"`` tells the checks)."""
-    from lb_pipeline.snapshots.metadata_store import read_leader_inputs
-
-    def before_reports():  # timed: the load reports as close to the cycle as can be, written before it
-        if (wait := cycle["expectedMs"] - REPORTS_LEAD_MS - int(time.time() * 1000)) > 0:
-            time.sleep(wait / 1000)
-        cycle["reportsReadMs"] = int(time.time() * 1000)
-
-    got = read_leader_inputs(store, brokers, before_reports if cycle is not None else None)
-    for rel, doc in got.files.items():
-        snap.writer.write_json(rel, doc)
-    for rel, why in got.problems.items():
-        snap.fail(rel, f"metadata store {store.url.hosts}{store.url.chroot}: {why}")
-    leader_copies = sorted(b for b in brokers if layout.local_broker_data(b) in got.files)
-    _progress(progress, f"metadata store: {len(leader_copies)} leader's broker reports, "
-                        f"{sum(r.startswith('lb/bundle-data/') for r in got.files)} BundleData")
-    sources = {"lb/brokers": "metadata-store", "lb/bundle-data": "metadata-store",
-               "lb/broker-time-average": "metadata-store", "metadataStore": f"{store.url.hosts}{store.url.chroot}"}
-    rest_kept = [b for b in brokers if b not in leader_copies]
-    if rest_kept:  # not written yet (a broker just started), or registered by the extensible load manager
-        sources["restLoadReports"] = rest_kept
-    if got.lookup_only:
-        sources["extensibleLookupData"] = got.lookup_only
-    if got.left_out:
-        sources["bundleDataLeftOut"] = sorted(got.left_out)
-    if got.bundle_data_written_ms is not None:
-        sources["bundleDataWrittenMs"] = got.bundle_data_written_ms
-    return leader_id or got.leader, sources
-
-
-def _broker_logs(snap: _Snapshot, logs: dict[str, str], ts: int, progress) -> dict[str, int]:
-    from lb_pipeline.snapshots.broker_logs import copy_events
-
-    previous = snap.writer.previous_snapshot_ms()
-    counts = {}
-    for broker, path in logs.items():
-        rel = layout.broker_log(broker)
-        try:
-            counts[broker] = copy_events(path, snap.writer.path(rel), previous, ts)
-        except OSError as exc:
-            snap.fail(rel, f"broker log {path}: {exc.strerror or exc}")
-    _progress(progress, f"broker logs: {sum(counts.values())} load-balancer lines")
-    return counts
+    leader_id = leader.get("brokerId") or urllib.parse.urlsplit(str(leader.get("serviceUrl", ""))).netloc or None
+    return None if leader_id and names.broker_problem(leader_id) else leader_id
 
 
 def _namespaces(client: AdminClient, snap: _Snapshot, seen: set[str]) -> list[str]:

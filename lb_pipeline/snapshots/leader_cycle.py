@@ -16,11 +16,15 @@ milliseconds, so the prediction drifts little between logged cycles; what it was
 
 from __future__ import annotations
 
+import json
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from lb_pipeline.formats.events import parse_lb_events
+from lb_pipeline.snapshots.layout import MANIFEST, snapshot_day
 
 CYCLE_KINDS = ("unload", "unload-no-broker", "unload-same-owner", "shed-attempt", "shed-sole-bundle")
 TAIL_BYTES = 8 * 1024 * 1024  # the end of the log is enough: the last cycle is at most an interval old
@@ -88,10 +92,6 @@ def previous_cycle(cluster_dir: Path) -> int | None:
 
 
 def _previous(cluster_dir: Path, key: str, most: int = 600_000) -> int | None:
-    import json
-
-    from lb_pipeline.snapshots.layout import MANIFEST, snapshot_day
-
     try:
         names = sorted((e.name for e in os.scandir(cluster_dir) if e.is_dir(follow_symlinks=False)
                         and snapshot_day(e.name)), reverse=True)
@@ -118,3 +118,35 @@ def interval_ms(runtime_config) -> tuple[int, str]:
     if not 1 <= minutes <= 24 * 60:
         return 60_000, f"default (1 minute; the leader said {str(raw)[:40]!r})"
     return minutes * 60_000, "the leader's runtime config"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def sleep_until(ms: int) -> None:
+    if (wait := ms - now_ms()) > 0:
+        time.sleep(wait / 1000)
+
+
+def wait_for_cycle(log: str, leader: str, anchor: Anchor, interval: int, lead_ms: int, cluster_dir: Path,
+                   say: Callable[[str], None]) -> dict:
+    """Sleeps until the snapshot should start for its metadata-store read to come ``lead_ms`` before the leader's
+    next cycle, reading the log again while it waits (a cycle logged meanwhile moves the schedule); returns the plan
+    for the manifest."""
+    budget, taken = measured_budget(cluster_dir), previous_cycle(cluster_dir)
+    said, planned = None, None
+    while True:
+        anchor = last_anchor(log, leader) or anchor
+        if planned != anchor.ms:  # (re-planned from the same anchor at the start time, it would skip a cycle)
+            start, expected = plan(anchor.ms, interval, now_ms(), lead_ms, budget, taken)
+            planned = anchor.ms
+        if said != expected:
+            say(f"waiting {max(0, start - now_ms()) / 1000:.0f} s: the leader's next cycle is due at "
+                f"{time.strftime('%H:%M:%S', time.gmtime(expected / 1000))} UTC")
+            said = expected
+        if (wait := start - now_ms()) <= 0:
+            break
+        time.sleep(min(wait, 5000) / 1000)
+    return {"leader": leader, "expectedMs": expected, "readAtMs": expected - lead_ms, "anchor": anchor.what,
+            "intervalMs": interval, "budgetMs": budget}
