@@ -66,12 +66,18 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
     yield dg.MaterializeResult(asset_key=["gold", "simulation_validation"], metadata=check_meta)
 
 
-@dg.asset(key=["gold", "recommendations"], deps=[key("gold", "simulation_runs"), key("bronze", "config")],
-          **options("simulation"))
+@dg.asset(key=["gold", "recommendations"], deps=[key("gold", "simulation_runs"), key("gold", "simulation_timeseries"),
+                                                 key("bronze", "config")], **options("simulation"))
 def recommendations(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
-    """The strategy and thresholds to run, why, and the ``broker.conf`` lines and admin commands that set them."""
+    """Keep or change the strategy against the current configuration, how sure (the night's uncertainty, the last
+    nights' verdicts), and the ``broker.conf`` lines and admin commands that apply a change."""
     day, s, lk = context.partition_key, spark.session, lake.lake
-    pdf = sim.recommendations(lk.read(s, "gold", "simulation_runs", day), day_configs(s, lk, day))
+    earlier = lk.read(s, "gold", "recommendations") if lk.exists(s, "gold", "recommendations") else None
+    if earlier is not None and "verdict" not in earlier.columns:  # a lake from before verdicts were kept
+        earlier = None
+    pdf = sim.recommendations(lk.read(s, "gold", "simulation_runs", day), day_configs(s, lk, day),
+                              lk.read(s, "gold", "simulation_timeseries", day), earlier)
     written, meta = write_table(s, lk, s.createDataFrame(pdf, sim.RECOMMENDATION_SCHEMA), "gold", "recommendations", day)
     meta["recommended"] = dg.MetadataValue.json({r.cluster: r.strategy for r in pdf.itertuples()})
+    meta["decisions"] = dg.MetadataValue.json({r.cluster: r.decision for r in pdf.itertuples()})
     return dg.MaterializeResult(metadata=meta)

@@ -113,18 +113,29 @@ def test_a_bundle_moved_away_and_back_is_ping_pong_and_a_single_move_is_not(spar
     assert _rows(pc.ping_pong(slow)) == []  # back after ten snapshots: not ping-pong
 
 
-LAYOUTS = "cluster string, snapshot_ts timestamp, snapshot_date string, namespace string, num_bundles int"
+LAYOUTS = ("cluster string, snapshot_ts timestamp, snapshot_date string, namespace string, num_bundles int, "
+           "boundaries array<string>")
 SNAPSHOTS = "cluster string, snapshot_ts timestamp, snapshot_date string, brokers array<string>"
+
+
+def _even(n: int) -> list[str]:
+    return [f"0x{min(k * (0x100000000 // n), 0xffffffff):08x}" for k in range(n)] + ["0xffffffff"]
 
 
 def test_a_namespace_with_fewer_bundles_than_brokers_is_found_at_the_last_snapshot(spark):
     snaps = spark.createDataFrame([("c", _t(0), DAY, ["b0", "b1", "b2"]), ("c", _t(1), DAY, ["b0", "b1", "b2", "b3"])],
                                   SNAPSHOTS)
-    layouts = spark.createDataFrame([("c", _t(i), DAY, ns, n) for i in range(2) for ns, n in
-                                     [("t/small", 2), ("t/big", 16), ("t/edge", 4 - (1 - i)), ("pulsar/system", 1),
-                                      ("pulsar/c/b0:8080", 1), ("pulsar/b0:8080", 1)]], LAYOUTS)
+    layouts = spark.createDataFrame([("c", _t(i), DAY, ns, n, b) for i in range(2) for ns, n, b in
+                                     [("t/small", 2, ["0x00000000", "0x40000000", "0xffffffff"]), ("t/big", 16, _even(16)),
+                                      ("t/edge", 4 - (1 - i), _even(4 - (1 - i))), ("pulsar/system", 1, _even(1)),
+                                      ("pulsar/c/b0:8080", 1, _even(1)), ("pulsar/b0:8080", 1, _even(1))]], LAYOUTS)
     found = _rows(pc.few_bundles(layouts, snaps))  # Pulsar's own namespaces have one bundle by design
-    assert [f["subject"] for f in found] == ["t/small"] and "split-bundle t/small" in found[0]["action"]
+    assert [f["subject"] for f in found] == ["t/small"]
+    # the command runs as printed: the widest bundle named, the namespace last (pulsar-admin's grammar)
+    assert "`pulsar-admin namespaces split-bundle --bundle 0x40000000_0xffffffff --unload t/small`" in found[0]["action"]
+    odd = spark.createDataFrame([("c", _t(1), DAY, "t/it's", 1, _even(1))], LAYOUTS)
+    (quoted,) = _rows(pc.few_bundles(odd, snaps))
+    assert "--bundle 0x00000000_0xffffffff --unload 't/it'\"'\"'s'`" in quoted["action"]
 
 
 DOMAINS = "cluster string, snapshot_ts timestamp, snapshot_date string, domain string, broker string"
@@ -147,3 +158,37 @@ def test_brokers_on_two_versions_are_found_and_one_version_is_not(spark):
     assert [(f["subject"], f["snapshots"]) for f in found] == [("c", 2)] and "3.3.2" in found[0]["summary"]
     assert _rows(pc.mixed_versions(_reports(spark, ["b0", "b1"]))) == []
 
+
+
+def test_shedding_configured_but_idle_while_a_broker_runs_above_its_threshold_is_a_finding(spark):
+    """The issue's recorded day: ThresholdShedder configured, broker-3 above 85 % in 23 of 24 snapshots, no unload
+    all day: it was no finding. One move in the night, shedding switched off, or a broker hot in a few snapshots
+    only is not this finding."""
+    hot = _usage(spark, [(i, b, u, 4) for i in range(24) for b, u in
+                         [("b1", 0.50), ("b2", 0.55), ("b3", 0.80 if i == 5 else 0.96)]])
+    still = spark.createDataFrame([("c", _t(i), DAY, f"t/ns/{k}", f"b{k % 3 + 1}") for i in range(24) for k in range(6)],
+                                  OWNERSHIP)
+    (found,) = _rows(p.idle_shedding(hot, still, CONFIG))
+    assert (found["subject"], found["severity"], found["snapshots"]) == ("b3", "critical", 23)
+    assert found["summary"] == ("ThresholdShedder configured, yet no bundle changed owner all night while this broker "
+                                "was above 85 % in 23 of 24 snapshots (mean 96 %)")
+    moved = still.union(spark.createDataFrame([("c", _t(24), DAY, "t/ns/0", "b2")], OWNERSHIP))
+    assert _rows(p.idle_shedding(hot, moved, CONFIG)) == []
+    off = PulsarConfig({"loadBalancerSheddingEnabled": "false"}, profile="pulsar-4.0")
+    assert _rows(p.idle_shedding(hot, still, off)) == []
+    brief = _usage(spark, [(i, b, u, 4) for i in range(24) for b, u in [("b1", 0.5), ("b3", 0.96 if i < 8 else 0.6)]])
+    assert _rows(p.idle_shedding(brief, still, CONFIG)) == []  # 8 of 24: under half the night
+
+
+def test_the_gold_suite_knows_every_detector():
+    """A detector the suite's value set lacks fails ``gold.pathologies`` as critical the first night it fires."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    names = set()
+    for module in (p, pc):
+        names |= set(re.findall(r'"([a-z][a-zA-Z0-9 %-]+)",\s*(?:F\.col|F\.concat_ws|F\.lit)\(', inspect.getsource(module)))
+    suite = json.loads((Path(__file__).parents[1] / "expectations" / "gold.pathologies.json").read_text())
+    (allowed,) = [e["kwargs"]["value_set"] for e in suite["expectations"] if e["kwargs"].get("column") == "detector"]
+    assert len(names) >= 10 and names <= set(allowed), names - set(allowed)

@@ -11,6 +11,29 @@ from tests.conftest import DEMO_DAY
 from tests.test_report import OUT, _capacity, _context
 
 
+# every chart label inside its chart and clear of the others (at 1366 px, as laid out by Chromium)
+_CLIPPED_OR_OVERLAPPING = """() => {
+  const bad = [];
+  for (const svg of document.querySelectorAll('svg')) {
+    if (!svg.getBoundingClientRect().width) continue;  // a folded <details>
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()])
+      .filter(([, r]) => r.width > 0);
+    for (const [name, r] of texts) {
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+        bad.push('clipped: ' + name);
+    }
+    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+      const [a, ra] = texts[i], [b, rb] = texts[j];
+      const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+      const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (w > 1 && h > 1) bad.push('overlap: ' + a + ' / ' + b);
+    }
+  }
+  return bad;
+}"""
+
+
 def _chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if not path:
@@ -44,20 +67,29 @@ def test_demo_report_in_headless_chromium(pipeline_run, lake, spark):
             page = browser.new_page(viewport={"width": 1366, "height": 900})
             page.on("request", lambda r: requests.append(r.url))
             page.goto(report.as_uri())
-            for section in ("actions", "findings", "load", "capacity", "strategies", "simulation", "splits",
+            for section in ("decision", "actions", "findings", "load", "capacity", "strategies", "simulation", "splits",
                             "anti-affinity", "quality", "provenance"):
                 assert page.get_by_test_id(section).is_visible(), section
             assert page.locator("[data-testid=findings-table] tbody tr").count() == findings
             assert "Not enough history" in page.get_by_test_id("capacity-headline").inner_text()
             assert page.locator("[data-testid=loss-table] tbody tr").count() == losses
-            assert page.locator("[data-testid=heatmap] svg rect").count() == cells
+            assert page.locator("[data-testid=heatmap] svg rect.cell").count() == cells
             assert page.locator("[data-testid=strategy-chart] svg").count() == 1
             assert page.get_by_test_id("near-threshold").is_visible()
             assert page.locator("[data-testid=simulation-table] tbody tr").count() == runs
             assert page.locator("[data-testid=simulation-chart] svg polyline").count() == runs
             assert page.locator("[data-testid=pareto-chart] svg circle").count() == runs
+            decision = page.get_by_test_id("recommendation").inner_text()
             if recommended.strategy:
-                assert recommended.strategy in page.get_by_test_id("recommendation").inner_text()
+                assert decision.startswith(f"Change to {recommended.strategy}.")
+            # one answer: the moves proposed are those of the strategy the decision names
+            named = recommended.strategy or "ThresholdShedder"  # the demo cluster's configured strategy
+            assert decision.startswith((f"Change to {named}.", f"Keep {named}.", "No decision."))
+            for heading in page.locator("[data-testid=actions] h3").all_inner_texts():
+                assert "Wave" not in heading or "split" in heading or named in heading, heading
+            page.get_by_test_id("decision").screenshot(path=str(OUT / "decision.png"))
+            assert page.evaluate(_CLIPPED_OR_OVERLAPPING) == [], "chart labels clipped or drawn over each other"
+            assert page.locator("[data-testid=pareto-chart] svg text").count() > runs  # axis values beside the labels
             rows = page.locator("[data-testid=strategy-table] tbody tr")
             for i in range(rows.count()):
                 cols = rows.nth(i).locator("td")

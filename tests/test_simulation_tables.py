@@ -48,6 +48,10 @@ def test_spark_runs_equal_the_same_runs_in_one_process(lake, spark, demo_landing
             r.get(k) for k in ("recorded_unloads", "predicted_unloads", "matched_unloads")), r["strategy"]
     rec = lake.read(spark, "gold", "recommendations", DEMO_DAY).first()
     assert rec.strategy == local["recommendation"]["strategy"]
+    assert (rec.decision, rec.current_strategy, rec.candidate_strategy) == tuple(
+        local["recommendation"][k] for k in ("decision", "current_strategy", "candidate_strategy"))
+    for k in ("current_imbalance", "gain_low", "gain_high"):  # the same cycles resampled the same way
+        assert getattr(rec, k) == (None if local["recommendation"][k] is None else pytest.approx(local["recommendation"][k]))
 
 
 def test_simulate_from_the_lake_runs_what_the_landing_folder_runs(lake, demo_landing, capsys):

@@ -6,7 +6,6 @@ topic-level rows stay in Spark.
 
 from __future__ import annotations
 
-import statistics
 from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
@@ -21,7 +20,8 @@ from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
 from lb_pipeline.report.nights import findings_trend, nights_context
 from lb_pipeline.report.planning import capacity_context, findings_context
-from lb_pipeline.report.simulation import simulation_context
+from lb_pipeline.report.simulation import decided, simulation_context
+from lb_pipeline.report.waves import check_wave, rates_after, spread
 from lb_pipeline.transforms import silver
 from lb_pipeline.transforms.nights import gold_night_metrics
 
@@ -101,7 +101,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     accuracy = soon(trust.replay_vs_recorded, ownership, layouts, decisions_df, configs, cluster, reports,
                     read("bronze", "lb_events"))
     simulation = soon(simulation_context, read)
-    heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage") if usage is not None else None)
+    heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage", "num_bundles") if usage is not None else None)
     summary_soon = rows_soon(read("gold", "broker_load_summary"))
     decisions_soon = rows_soon(decisions_df)
     checks_soon = rows_soon(results.orderBy("suite", "expectation") if results is not None else None)
@@ -135,8 +135,8 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         return df.where(F.col("snapshot_ts") == F.lit(latest)) if df is not None and latest is not None else None
 
     usage_now, stats_now, namespaces_now = at_latest(usage), at_latest(stats_df), at_latest(namespaces)
-    rates_soon = rows_soon(usage_now.select("broker", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"))
-                           if usage_now is not None else None)
+    rates_soon = rows_soon(usage_now.select("broker", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"),
+                                            "max_usage") if usage_now is not None else None)
     triggers_df, recs_df = read("gold", "split_triggers"), read("gold", "split_recommendations")
     audit = read("gold", "anti_affinity_audit")
     triggers, recs = rows_soon(at_latest(triggers_df)), rows_soon(at_latest(recs_df))
@@ -157,22 +157,23 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
 
     decisions = decisions_soon.result()
     latest_decisions = [d for d in decisions if d["snapshot_ts"] == latest]
-    rates_now = {r["broker"]: r["rate"] for r in rates_soon.result()}
-    bundle_rates = {}
+    rates_rows = rates_soon.result()
+    rates_now = {r["broker"]: r["rate"] for r in rates_rows}
+    usage_at_latest = {r["broker"]: r["max_usage"] for r in rates_rows if r["max_usage"] is not None}
+    bundle_rates, bundle_topics = {}, {}
     if usage is not None and stats_now is not None and latest_decisions:
         moved = list({d["bundle"] for d in latest_decisions})
-        bundle_rates = {r["bundle"]: r["rate"] for r in _rows(stats_now.where(F.col("bundle").isin(moved)).select(
-            "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate")))}
+        moved_rows = _rows(stats_now.where(F.col("bundle").isin(moved)).select(
+            "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"), "topics"))
+        bundle_rates = {r["bundle"]: r["rate"] for r in moved_rows}
+        bundle_topics = {r["bundle"]: r["topics"] for r in moved_rows}
+    sim = simulation.result()
+    decision = decided(sim, strategy)
+    act_as = decision["act_as"]
     strategies = []
     for name in trust.REPLAYED:
         now = [d for d in latest_decisions if d["strategy"] == name]
-        after = dict(rates_now)
-        for d in now:
-            if d["destination"] and d["broker"] in after and d["destination"] in after:
-                rate = bundle_rates.get(d["bundle"], 0.0)
-                after[d["broker"]] -= rate
-                after[d["destination"]] += rate
-        spread = (lambda m: statistics.pstdev(m.values()) if len(m) > 1 else 0.0)
+        after = rates_after([{**d, "source": d["broker"]} for d in now], rates_now, bundle_rates)
         strategies.append({
             "name": name, "configured": name == strategy,
             "day_unloads": sum(1 for d in decisions if d["strategy"] == name),
@@ -199,10 +200,14 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
             if chosen and not (b["share"] or 0) >= 0.8:
                 actions["splits"].append({"bundle": b["bundle"], "why": b["detail"], "command": chosen["command"]})
     for d in latest_decisions:
-        if d["strategy"] == strategy:
+        if d["strategy"] == act_as:
             actions["unloads"].append({"bundle": d["bundle"], "source": d["broker"], "destination": d["destination"],
                                        "why": f"{d['reason']}: {d['metric']} {d['value']:.3g} vs {d['threshold']:.3g}",
                                        "command": d["command"]})
+    actions["strategy"] = act_as
+    actions["check"] = check_wave([{"bundle": a["bundle"], "source": a["source"], "destination": a["destination"]}
+                                   for a in actions["unloads"]], rates_now, usage_at_latest, bundle_topics,
+                                  bundle_rates) if actions["unloads"] else None
 
     near = sorted(near_soon.result(), key=lambda r: -r["worst"])[:20]  # at 80-100 % of a split limit: the next flagged
     checks = checks_soon.result()
@@ -216,13 +221,15 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         "config_taken_otherwise": limit_notes(config),
         "strategy_changed": len({configured_strategy(c) for _, c in configs.changes(cluster)}) > 1,
         "actions": actions, "heat": {"rows": heat_rows, "times": [t.strftime("%H:%M") for t in times],
-                                     "values": heat_values},
+                                     "values": heat_values,
+                                     "idle": {(r["broker"], r["snapshot_ts"].strftime("%H:%M")) for r in heat
+                                              if r["num_bundles"] == 0}},
         "brokers": broker_rows, "strategies": strategies, "hot": hot, "near": near, "near_cap": near_cap.result(),
         "cap": cap, "violations": violations.result(), "aa_groups": aa_groups.result(), "aa_blind": aa_blind, "usage_notes": notes.result(),
         "inputs_note": inputs.result(), "coverage_notes": coverage.result(), "replay_accuracy": accuracy.result(),
         "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
         "quality_trend": trend.result(), "unservable": unservable.result(), "quarantined": quarantined.result(),
-        "docs_vs_code": DOCS_VS_CODE, "simulation": simulation.result(), "capacity": capacity.result(),
+        "docs_vs_code": DOCS_VS_CODE, "simulation": sim, "capacity": capacity.result(), "decision": decision,
         "findings": findings.result(),
         "nights": nights_context(night_rows, cluster, day), "findings_trend": findings_trend(night_rows, cluster, day),
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

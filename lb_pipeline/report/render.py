@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup, escape
 
 from lb_pipeline import __version__
 from lb_pipeline.model.names import visible
@@ -37,7 +38,15 @@ def environment() -> jinja2.Environment:
     env.filters["pct"] = lambda v: "–" if v is None else f"{v:.1%}"
     env.filters["num"] = lambda v, d=0: "–" if v is None else f"{v:,.{d}f}"
     env.filters["mib"] = lambda v: "–" if v is None else f"{v / 1048576:,.1f} MiB/s"
+    env.filters["code"] = code_spans
     return env
+
+
+def code_spans(text: str | None) -> Markup:
+    """``text`` escaped, its backquoted spans (the commands a finding's action names) as ``<code>``: a command is
+    always set apart from the prose around it, so that it can be copied, and checked, whole."""
+    parts = escape(visible(text or "")).split("`")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
 
 
 def render_nightly(context: dict) -> str:
@@ -45,15 +54,18 @@ def render_nightly(context: dict) -> str:
 
     heat = context["heat"]
     charts = {
-        "heatmap_svg": svg.heatmap(heat["rows"].hot, heat["times"], heat["values"], "Broker max usage by snapshot"),
+        "heatmap_svg": svg.heatmap(heat["rows"].hot, heat["times"], heat["values"], "Broker max usage by snapshot",
+                                   heat.get("idle", set())),
         "heatmap_calm_svg": svg.heatmap(heat["rows"].calm, heat["times"], heat["values"],
-                                        "Max usage of the brokers that stayed in the comfortable band"),
+                                        "Max usage of the brokers that stayed in the comfortable band",
+                                        heat.get("idle", set())),
         "strategy_svg": svg.bars([(s["name"], s["spread_after"]) for s in context["strategies"]], "msg/s",
                                  "Spread of broker message rates after each strategy's moves"),
     }
     sim = context.get("simulation")
     charts["simulation_svg"] = svg.lines(sim["series"], sim["labels"], "Load spread (std of weighted max usage) per run",
-                                         "") if sim else ""
+                                         "std of brokers' weighted max usage, UTC on the time axis",
+                                         percent=True) if sim else ""
     charts["pareto_svg"] = svg.scatter([(r["strategy"], r["usage_std_mean"], r["reconnections"], r["on_front"])
                                         for r in sim["runs"] if r["simulated"]], "Imbalance against churn per run (red: the Pareto front)",
                                        "imbalance (mean std of weighted max usage)", "client reconnections") if sim else ""

@@ -38,11 +38,22 @@ def simulation_context(read) -> dict | None:
     step = max(1, len(stamps) // POINTS)
     series = {name: values[::step] for name, values in series.items()}
     marks = stamps[::step]
-    labels = [marks[i].strftime("%H:%M") for i in range(0, len(marks), max(1, len(marks) // 6))] if marks else []
+    labels = time_labels(marks)
     notes = sorted({n for r in runs for n in (r["notes"] or "").split("; ") if n.startswith(("bundle traffic", "bundles split", "no topic-level stats"))})
     checked = [r for r in runs if r.get("recorded_unloads") is not None]
     return {"runs": runs, "recommendation": rec, "series": series, "labels": labels, "notes": notes,
             "validation": checked[0] if checked else None, "against_log": against_log(read)}
+
+
+def time_labels(marks: list, most: int = 7) -> list[tuple[int, str]]:
+    """(index, "HH:MM") of a few of ``marks`` (timestamps, in order): whole hours every 1, 2, 3, 4, 6 or 12 hours,
+    the first spacing that gives at most ``most``; a span with no whole hour marks its first and last."""
+    hours = [(i, m) for i, m in enumerate(marks) if m.minute == 0 and m.second == 0]
+    for every in (1, 2, 3, 4, 6, 12):
+        chosen = [(i, m.strftime("%H:%M")) for i, m in hours if m.hour % every == 0]
+        if 2 <= len(chosen) <= most:
+            return chosen
+    return [(0, marks[0].strftime("%H:%M")), (len(marks) - 1, marks[-1].strftime("%H:%M"))] if len(marks) > 1 else []
 
 
 def against_log(read) -> dict | None:
@@ -59,3 +70,21 @@ def against_log(read) -> dict | None:
                   for k, t in TARGETS.items()}
     row["notes"] = [n for n in (row["notes"] or "").split("; ") if n]
     return row
+
+
+def decided(sim: dict | None, configured: str) -> dict:
+    """The report's one decision, from ``gold/recommendations``: keep or change, to what, how sure, and the strategy
+    whose moves the actions follow (the decided one where it is replayed, else the configured one)."""
+    rec = (sim or {}).get("recommendation") or {}
+    change = rec.get("decision") == "change" and bool(rec.get("strategy"))
+    act_as = rec["strategy"] if change and rec["strategy"] in STRATEGIES else configured
+    trust = (sim or {}).get("against_log")
+    return {"simulated": bool(rec), "change": change, "strategy": rec.get("strategy") if change else configured,
+            "configured": configured, "act_as": act_as, "rationale": rec.get("rationale"),
+            "broker_conf": rec.get("broker_conf") or "", "commands": rec.get("commands") or [],
+            "gain": rec.get("gain"), "gain_low": rec.get("gain_low"), "gain_high": rec.get("gain_high"),
+            "current_imbalance": rec.get("current_imbalance"), "candidate_imbalance": rec.get("candidate_imbalance"),
+            "candidate": rec.get("candidate_strategy"), "nights_agreeing": rec.get("nights_agreeing"),
+            "nights_seen": rec.get("nights_seen"), "worse_than_none": bool(rec.get("worse_than_none")),
+            "worse_by": rec.get("worse_by"), "baseline_imbalance": rec.get("baseline_imbalance"),
+            "trust": trust if trust and trust.get("scored") else None}

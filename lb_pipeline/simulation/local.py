@@ -16,7 +16,7 @@ from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.run import simulate
-from lb_pipeline.simulation.sweep import recommend_from_runs
+from lb_pipeline.simulation.decision import decide
 
 
 def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, config: PulsarConfig, runs: list[dict],
@@ -30,7 +30,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)
-    results, notes = [], list(history.notes)
+    results, notes, cycles = [], list(history.notes), {}
     if why := legacy_reason(config):  # as-recorded then balances nothing: say why before the figures
         notes.append(f"the brokers run SimpleLoadManagerImpl, Pulsar's deprecated load manager ({why}), which is not "
                      "simulated: as-recorded moves nothing while they do")
@@ -40,10 +40,11 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
                      profiles=profiles, ran=ran, residuals=True)
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
+        cycles[run["run_id"]] = [float(v) for v in r.timeseries["usage_std"]]
         notes += [n for n in r.notes if n not in notes]
     fits = model_table.groupby("resource").agg(median_r2=("r2", "median"), pooled=("source", lambda s: int((s == "cluster").sum())))
     return {"cluster": cluster, "snapshots": len(history.times), "brokers": len(history.brokers),
-            "bundles": len(history.bundles), "runs": results, "recommendation": recommend_from_runs(results, config),
+            "bundles": len(history.bundles), "runs": results, "recommendation": decide(results, config, cycles),
             "load_model": fits.reset_index().to_dict("records"), "notes": notes}
 
 
@@ -70,7 +71,9 @@ def render_text(result: dict) -> str:
                      f"{r['overloaded_broker_minutes']:>15}{r['unloads']:>9}{r['splits']:>8}{r['ping_pongs']:>10}"
                      f"{r['reconnections']:>11,}")
     rec = result["recommendation"]
-    lines += ["", "recommendation: " + rec["rationale"]]
+    verdict = (f"change to {rec['strategy']}" if rec.get("decision") == "change"
+               else "keep the current configuration" if rec.get("current_imbalance") is not None else "none")
+    lines += ["", f"decision: {verdict}", "why: " + rec["rationale"]]
     if rec["broker_conf"]:
         lines += ["", "broker.conf:", *("  " + x for x in rec["broker_conf"].splitlines())]
     if rec["commands"]:

@@ -76,14 +76,16 @@ def pareto_front(runs: list[dict]) -> list[dict]:
 MATERIAL_GAIN = 0.01
 
 
-def recommend(runs: list[dict], baseline_imbalance: float, config: PulsarConfig) -> dict:
-    """``runs``: dicts with strategy, params, imbalance, churn. Returns the choice, why, and how to apply it."""
+def recommend(runs: list[dict], baseline_imbalance: float, config: PulsarConfig, reference: str = "no balancing") -> dict:
+    """``runs``: dicts with strategy, params, imbalance, churn; ``baseline_imbalance``: that of ``reference``, the run
+    they must beat. Returns the choice, why, and how to apply it."""
     better = [r for r in runs if r["imbalance"] <= baseline_imbalance - MATERIAL_GAIN]
     if not better:
         closest = min(runs, key=lambda r: r["imbalance"], default=None)
         gap = baseline_imbalance - closest["imbalance"] if closest else 0.0
+        alone = "leaving ownership alone" if reference == "no balancing" else reference
         return {"strategy": None, "params": {}, "rationale": (
-            "no simulated strategy balanced this history better than leaving ownership alone by a point of broker "
+            f"no simulated strategy balanced this history better than {alone} by a point of broker "
             "usage or more" + (f" (the closest, {closest['strategy']}, by {gap * 100:.2f})" if gap > 0 else "")
             + "; keep the current configuration"), "broker_conf": "", "commands": []}
     front = pareto_front(better)
@@ -94,14 +96,27 @@ def recommend(runs: list[dict], baseline_imbalance: float, config: PulsarConfig)
                                      r["strategy"], sorted(r["params"].items())))
     settings = settings_for(best["strategy"], best["params"], config)
     gain = 1 - best["imbalance"] / baseline_imbalance if baseline_imbalance > 0 else 0.0
-    rationale = (f"{best['strategy']} with {_describe(best['params'])}: load spread {gain:.0%} below no balancing at "
+    rationale = (f"{best['strategy']} with {_describe(best['params'])}: load spread {gain:.0%} below {reference} at "
                  f"{best['churn']:,} client reconnections; the knee of a front of {len(front)} of {len(runs)} runs")
     return {"strategy": best["strategy"], "params": best["params"], "rationale": rationale,
             "broker_conf": "\n".join(f"{k}={v}" for k, v in settings.items()),
             # loadManagerClassName last: the load manager it creates on each broker reads the strategies set before
-            "commands": [shlex.join(["pulsar-admin", "brokers", "update-dynamic-config", "--config", k, "--value", str(v)])
-                         for k, v in sorted(settings.items(), key=lambda kv: kv[0] == "loadManagerClassName")
-                         if k in DYNAMIC_KEYS] + restart_note(settings)}
+            "commands": commands_for(settings, config)}
+
+
+def commands_for(settings: dict[str, str], config: PulsarConfig) -> list[str]:
+    """The admin commands that apply ``settings`` on a running cluster, in order, and a shell comment for what no
+    command can do. Moving between the modular and the extensible load manager is not one of them: Pulsar's
+    migration guide supports it only through every broker's ``broker.conf`` and a restart of the cluster (during
+    the migration lookups go to the brokers that already run the new one), so no command is printed for it."""
+    switch = settings.get("loadManagerClassName")
+    if switch and {switch, config["loadManagerClassName"]} == {MODULAR_LOAD_MANAGER, EXTENSIBLE_LOAD_MANAGER}:
+        return [f"# loadManagerClassName from {config['loadManagerClassName'].rsplit('.', 1)[-1]} to "
+                f"{switch.rsplit('.', 1)[-1]}: pulsar-admin cannot make this change; set the broker.conf lines above "
+                "on every broker and restart the cluster"]
+    return [shlex.join(["pulsar-admin", "brokers", "update-dynamic-config", "--config", k, "--value", str(v)])
+            for k, v in sorted(settings.items(), key=lambda kv: kv[0] == "loadManagerClassName")
+            if k in DYNAMIC_KEYS] + restart_note(settings)
 
 
 def restart_note(settings: dict[str, str]) -> list[str]:
@@ -113,20 +128,6 @@ def restart_note(settings: dict[str, str]) -> list[str]:
         return []
     return [f"# {' and '.join(keys)} take{'s' if len(keys) == 1 else ''} effect when a broker's load manager starts: "
             "restart the brokers one at a time"]
-
-
-def recommend_from_runs(runs: list[dict], config: PulsarConfig) -> dict:
-    """``recommend`` over run summaries (strategy, params as a dict, usage_std_mean, reconnections, notes), the
-    ``no-balancing`` run among them as the baseline. A run without figures was not simulated (a history too short
-    or broken): it has nothing to weigh, and when no run has any the rationale says why (the runs' notes)."""
-    done = [r for r in runs if r["usage_std_mean"] is not None and r["usage_std_mean"] == r["usage_std_mean"]]  # not NaN
-    if not done and runs:
-        return {"strategy": None, "params": {}, "broker_conf": "", "commands": [],
-                "rationale": f"no recommendation: {runs[0].get('notes') or 'the day was not simulated'}"}
-    baseline = [r["usage_std_mean"] for r in done if r["strategy"] == "no-balancing"]
-    cands = [{"strategy": r["strategy"], "params": r["params"], "imbalance": r["usage_std_mean"],
-              "churn": int(r["reconnections"])} for r in done if r["strategy"] in STRATEGIES]
-    return recommend(cands, baseline[0] if baseline else float("inf"), config)
 
 
 def settings_for(strategy: str, params: dict, config: PulsarConfig) -> dict[str, str]:

@@ -12,6 +12,8 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import configured_strategy
+from lb_pipeline.simulation.balancers import STRATEGIES as SHEDDERS
 from lb_pipeline.model.usage import Weights
 from lb_pipeline.transforms.config import per_cluster
 
@@ -44,6 +46,13 @@ def findings(rows: DataFrame, detector: str, subject: Column, severity: Column, 
         "first_seen", "last_seen", "snapshots", "last.summary", "evidence", "last.action")
 
 
+def shell_quoted(c: Column) -> Column:
+    """``c`` as one shell word (``shlex.quote``'s rule: bare when every character is safe, else single-quoted with
+    each quote spelled ``'"'"'``): names come from the cluster."""
+    return F.when(c.rlike(r"^[A-Za-z0-9_@%+=:,./-]+$"), c).otherwise(
+        F.concat(F.lit("'"), F.regexp_replace(c, "'", "'\"'\"'"), F.lit("'")))
+
+
 def _pct(c: str | Column) -> Column:
     return F.format_number((F.col(c) if isinstance(c, str) else c) * 100.0, 0)
 
@@ -69,10 +78,49 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
         F.concat(F.lit("idle at "), _pct("max_usage"), F.lit(" % with "), F.col("num_bundles").cast("string"),
                  F.lit(" bundles while "), F.col("hottest_broker"), F.lit(" runs at "), _pct("hottest"),
                  F.lit(" % (cluster mean "), _pct("mean"), F.lit(" %); started "), started, F.lit(" UTC")),
-        F.lit("Move load to it: pulsar-admin namespaces unload the hottest broker's bundles, or run a shedder that "
-              "fills empty brokers (loadBalancerLoadSheddingStrategy=ThresholdShedder or UniformLoadShedder); "
-              "check loadBalancerSheddingEnabled=true and loadBalancerSheddingGracePeriodMinutes."),
+        F.lit("Move load to it: unload the hottest broker's bundles (the report's actions); check "
+              "loadBalancerSheddingEnabled=true and loadBalancerSheddingGracePeriodMinutes; the shedding strategy to "
+              "run is the report's decision."),
         ["snapshot_ts", "broker", "max_usage", "num_bundles", "hottest_broker", "hottest", "mean"], min_snapshots=2)
+
+
+def idle_shedding(usage: DataFrame, ownership: DataFrame, config: PulsarConfig | ClusterConfigs,
+                  share: float = 0.5, least: int = 3) -> DataFrame:
+    """Shedding configured and on, yet not one bundle changed owner all night while a broker sat above
+    ``loadBalancerBrokerOverloadedThresholdPercentage`` in at least ``share`` of the night's snapshots (and
+    ``least``): the strategy did not act where it was expected to (a hot but even cluster under ThresholdShedder,
+    a grace period or interval that never lets it, shedding off on the leader, a leader that cannot reach the
+    metadata store)."""
+    over = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0, ts=_TS)
+    on = per_cluster(config, lambda c: c.get_bool("loadBalancerEnabled") and c.get_bool("loadBalancerSheddingEnabled")
+                     and configured_strategy(c) in SHEDDERS, ts=_TS)
+    strategy = per_cluster(config, configured_strategy, ts=_TS)
+    night = ["cluster", "snapshot_date"]
+    owners = ownership.groupBy(*KEYS, "bundle").agg(F.min("broker").alias("owner"))
+    previous = F.lag("owner").over(Window.partitionBy(*night, "bundle").orderBy("snapshot_ts"))
+    moves = (owners.withColumn("previous", previous).where(F.col("previous").isNotNull()
+                                                           & (F.col("owner") != F.col("previous")))
+             .groupBy(*night).agg(F.count(F.lit(1)).alias("moves")))
+    snapshots = usage.groupBy(*night).agg(F.count_distinct("snapshot_ts").alias("night_snapshots"))
+    per_broker = Window.partitionBy(*night, "broker")
+    hot = (usage.where(on & (F.col("max_usage") > over))
+           .withColumn("hot_snapshots", F.count(F.lit(1)).over(per_broker))
+           .withColumn("mean_hot", F.avg("max_usage").over(per_broker))
+           .join(snapshots, night).join(moves, night, "left")
+           .where(F.coalesce(F.col("moves"), F.lit(0)) == 0)
+           .where((F.col("hot_snapshots") >= F.greatest(F.lit(least), F.col("night_snapshots") * share)))
+           .withColumn("strategy", strategy).withColumn("over", over))
+    return findings(
+        hot, "shedding configured but idle", F.col("broker"),
+        F.when(F.col("hot_snapshots") >= 0.9 * F.col("night_snapshots"), "critical").otherwise("warning"),
+        F.concat(F.col("strategy"), F.lit(" configured, yet no bundle changed owner all night while this broker was "
+                                          "above "), _pct("over"), F.lit(" % in "), F.col("hot_snapshots").cast("string"),
+                 F.lit(" of "), F.col("night_snapshots").cast("string"), F.lit(" snapshots (mean "), _pct("mean_hot"),
+                 F.lit(" %)")),
+        F.lit("Check the leader's log for its shedding cycles (loadBalancerSheddingEnabled, "
+              "loadBalancerSheddingIntervalMinutes, loadBalancerSheddingGracePeriodMinutes); ThresholdShedder and "
+              "AvgShedder compare brokers with each other, so a cluster hot everywhere sheds nothing: add brokers."),
+        ["snapshot_ts", "broker", "max_usage"])
 
 
 def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig | ClusterConfigs, share: float = 0.9) -> DataFrame:
@@ -90,8 +138,10 @@ def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig | Cluster
                  F.format_number(F.col("msg_rate_in") + F.col("msg_rate_out"), 0),
                  F.lit(" msg/s, above loadBalancerNamespaceBundleMaxMsgRate="), rate_text,
                  F.lit(" or the bandwidth limit")),
-        F.concat(F.lit("Partition the topic (pulsar-admin topics update-partitioned-topic "), F.col("hottest_topic"),
-                 F.lit(" --partitions N) so its load can spread; meanwhile isolate the bundle on a large broker.")),
+        F.concat(F.lit("Partition "), F.col("hottest_topic"), F.lit(
+            " so its load can spread (no command here: how many partitions depends on its producers' keys; a "
+            "partitioned topic takes more with topics update-partitioned-topic, a non-partitioned one needs a new "
+            "partitioned topic); meanwhile isolate the bundle on a large broker.")),
         ["snapshot_ts", "owner_broker", "hottest_topic", "hottest_topic_share", "msg_rate_in", "msg_rate_out"])
 
 

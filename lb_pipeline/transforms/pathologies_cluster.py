@@ -11,6 +11,7 @@ from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.names import SYSTEM_NAMESPACE_PATTERN
 from lb_pipeline.transforms import pathologies as p
 from lb_pipeline.transforms.pathologies import KEYS, findings
+from lb_pipeline.transforms.silver import hex_to_long
 
 
 def ping_pong(ownership: DataFrame, within: int = 6) -> DataFrame:
@@ -49,13 +50,19 @@ def few_bundles(layouts: DataFrame, snapshots: DataFrame) -> DataFrame:
             .join(live, KEYS).where(F.col("num_bundles") < F.col("brokers")))
     last = F.max("snapshot_ts").over(Window.partitionBy("cluster", "snapshot_date"))
     rows = rows.withColumn("_last", last).where(F.col("snapshot_ts") == F.col("_last"))  # the night's last layout decides
+    bounds = F.col("boundaries")
+    width = lambda i: hex_to_long(bounds[i + 1]) - hex_to_long(bounds[i])  # noqa: E731
+    widest = F.aggregate(F.sequence(F.lit(0), F.size(bounds) - 2), F.lit(0),
+                         lambda best, i: F.when(width(i) > width(best), i).otherwise(best))
+    rows = rows.withColumn("widest", F.concat(bounds[widest], F.lit("_"), bounds[widest + 1]))
     return findings(
         rows, "fewer bundles than brokers", F.col("namespace"), F.lit("info"),
         F.concat(F.col("num_bundles").cast("string"), F.lit(" bundles for "), F.col("brokers").cast("string"),
                  F.lit(" brokers: uneven by construction")),
-        F.concat(F.lit("pulsar-admin namespaces split-bundle "), F.col("namespace"), F.lit(
-            " (or create namespaces with defaultNumberOfNamespaceBundles at least the broker count; "
-            "loadBalancerAutoBundleSplitEnabled=true splits only busy bundles)")),
+        F.concat(F.lit("Split its widest bundle, `pulsar-admin namespaces split-bundle --bundle "),
+                 p.shell_quoted(F.col("widest")), F.lit(" --unload "), p.shell_quoted(F.col("namespace")), F.lit(
+            "`, until it has a bundle per broker (or create namespaces with defaultNumberOfNamespaceBundles at least "
+            "the broker count; loadBalancerAutoBundleSplitEnabled=true splits only busy bundles)")),
         ["snapshot_ts", "namespace", "num_bundles", "brokers"])
 
 
@@ -74,8 +81,9 @@ def unbalanced_domains(failure_domains: DataFrame, usage: DataFrame, ratio: floa
         rows, "unbalanced failure domains", F.col("cluster"), F.lit("warning"),
         F.concat(F.lit("brokers per domain "), F.col("brokers_per_domain"), F.lit(", mean usage "),
                  p._pct("coolest"), F.lit("–"), p._pct("hottest"), F.lit(" %")),
-        F.lit("Even out the domains (pulsar-admin clusters update-failure-domain … --broker-list) so that losing "
-              "any one leaves the same capacity; with failureDomainsEnabled=true placement spreads bundles over them."),
+        F.lit("Even out the domains so that losing any one leaves the same capacity (no command here: which broker "
+              "belongs to which domain is a matter of racks and zones; set each domain's brokers with clusters "
+              "update-failure-domain); with failureDomainsEnabled=true placement spreads bundles over them."),
         ["snapshot_ts", "brokers_per_domain", "coolest", "hottest"], min_snapshots=2)
 
 
@@ -98,7 +106,8 @@ def pathologies(usage: DataFrame, reports: DataFrame, bundle_stats: DataFrame, o
                 layouts: DataFrame, snapshots: DataFrame, failure_domains: DataFrame,
                 config: PulsarConfig | ClusterConfigs) -> DataFrame:
     """Every finding of the night (the report orders them by severity), each cluster's under its own configuration."""
-    parts = [p.idle_brokers(usage, reports, config), p.unsplittable_bundles(bundle_stats, config), p.broken_usage(usage),
+    parts = [p.idle_brokers(usage, reports, config), p.idle_shedding(usage, ownership, config),
+             p.unsplittable_bundles(bundle_stats, config), p.broken_usage(usage),
              p.ignored_resources(usage, config), ping_pong(ownership), few_bundles(layouts, snapshots),
              unbalanced_domains(failure_domains, usage), mixed_versions(reports)]
     out = parts[0]

@@ -1,0 +1,152 @@
+"""The night's one decision: keep the configured strategy or change it, against the *current configuration*, with
+its uncertainty and its stability over the last nights.
+
+The reference is the run of the strategy the cluster runs, with its own values ("as configured"); "no balancing"
+only tells whether that strategy helps at all. A change is proposed only when its run beats the reference
+
+- by ``MATERIAL_GAIN`` (a point of broker usage spread) or more, without more overloaded broker-minutes;
+- beyond the night's uncertainty: the cycle-by-cycle difference of the two runs' spread, resampled in blocks of
+  consecutive cycles (neighbouring cycles are not independent), keeps its 90 % interval above zero;
+- on most of the recent nights the lake holds (this one included): a night's own verdict is stored
+  (``gold/recommendations.verdict``), and a change that one night favours and the others do not is not proposed.
+
+A configured strategy that spreads load worse than leaving ownership alone, beyond the same uncertainty, is a
+finding of its own (``worse_than_none``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.load_manager import configured_strategy
+from lb_pipeline.simulation.balancers import STRATEGIES
+from lb_pipeline.simulation.sweep import MATERIAL_GAIN, recommend
+
+NIGHTS = 7  # this night and the six before it
+RESAMPLES = 400
+LEVEL = 0.90
+
+
+def gain_interval(reference: list[float], other: list[float], resamples: int = RESAMPLES,
+                  level: float = LEVEL) -> tuple[float, float, float] | None:
+    """The mean of ``reference − other`` over the cycles both have, and its ``level`` interval from a moving-block
+    bootstrap (blocks of √n consecutive cycles, a fixed seed: the same runs give the same interval). None when fewer
+    than four cycles are shared."""
+    n = min(len(reference), len(other))
+    if n < 4:
+        return None
+    d = np.asarray(reference[:n], float) - np.asarray(other[:n], float)
+    d = d[np.isfinite(d)]
+    n = len(d)
+    if n < 4:
+        return None
+    block = max(1, int(round(np.sqrt(n))))
+    starts = np.arange(n - block + 1)
+    per = -(-n // block)
+    rng = np.random.default_rng(0)
+    picks = rng.choice(starts, size=(resamples, per))
+    idx = (picks[:, :, None] + np.arange(block)[None, None, :]).reshape(resamples, -1)[:, :n]
+    means = d[idx].mean(axis=1)
+    tail = (1 - level) / 2
+    return float(d.mean()), float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))
+
+
+def _key(r: dict) -> tuple:
+    return r["strategy"], tuple(sorted((k, str(v)) for k, v in (r.get("params") or {}).items()))
+
+
+def _pooled(runs: list[dict], cycles: dict[str, list[float]]) -> dict[tuple, dict]:
+    """Runs of one strategy and parameter set over several seeds as one: their figures averaged, their cycles
+    averaged cycle by cycle."""
+    out: dict[tuple, dict] = {}
+    for r in runs:
+        out.setdefault(_key(r), []).append(r)
+    pooled = {}
+    for key, group in out.items():
+        series = [cycles[r["run_id"]] for r in group if r.get("run_id") in cycles]
+        n = min((len(s) for s in series), default=0)
+        pooled[key] = {**group[0], "imbalance": float(np.mean([r["usage_std_mean"] for r in group])),
+                       "overloaded": float(np.mean([r.get("overloaded_broker_minutes") or 0 for r in group])),
+                       "churn": int(np.mean([r["reconnections"] for r in group])),
+                       "series": list(np.mean([s[:n] for s in series], axis=0)) if series and n else []}
+    return pooled
+
+
+def decide(runs: list[dict], config: PulsarConfig, cycles: dict[str, list[float]] | None = None,
+           history: list[dict] = ()) -> dict:
+    """``runs``: run summaries (run_id, strategy, params, usage_std_mean, overloaded_broker_minutes, reconnections,
+    notes); ``cycles``: per run_id the spread (usage_std) of every cycle, in time order; ``history``: the earlier
+    nights' rows of ``gold/recommendations`` (snapshot_date, verdict), newest first. Returns the recommendation
+    (``sweep.recommend``'s keys; ``strategy`` None unless the decision is to change) and what it rests on."""
+    cycles = cycles or {}
+    done = [r for r in runs if r.get("usage_std_mean") is not None and r["usage_std_mean"] == r["usage_std_mean"]]
+    base = {"decision": "keep", "verdict": None, "current_strategy": configured_strategy(config),
+            "current_imbalance": None, "baseline_imbalance": None, "candidate_strategy": None,
+            "candidate_imbalance": None, "gain": None, "gain_low": None, "gain_high": None, "nights_agreeing": 0,
+            "nights_seen": 1 + len(history[:NIGHTS - 1]), "worse_than_none": False, "worse_by": None,
+            "worse_low": None}
+    if not done:
+        why = (runs[0].get("notes") if runs else None) or "the day was not simulated"
+        return {**base, "strategy": None, "params": {}, "broker_conf": "", "commands": [],
+                "rationale": f"no recommendation: {why}"}
+    pooled = _pooled(done, cycles)
+    current_name = base["current_strategy"]
+    reference = pooled.get((current_name, ())) if current_name in STRATEGIES else None
+    none_run = pooled.get(("no-balancing", ()))
+    if reference is None:  # a legacy or plugin load manager is not simulated: compare with leaving ownership alone
+        reference = none_run
+        label = "no balancing (the configured " + current_name + " is not simulated)"
+    else:
+        label = f"the configured {current_name}"
+    if reference is None:
+        return {**base, "strategy": None, "params": {}, "broker_conf": "", "commands": [],
+                "rationale": "no recommendation: neither the configured strategy nor no balancing was simulated"}
+    base.update(current_imbalance=reference["imbalance"],
+                baseline_imbalance=none_run["imbalance"] if none_run else None)
+    if none_run is not None and reference is not none_run:
+        worse = gain_interval(reference["series"], none_run["series"])  # > 0: no balancing spreads less
+        by = reference["imbalance"] - none_run["imbalance"]
+        if by >= MATERIAL_GAIN and worse is not None and worse[1] > 0:
+            base.update(worse_than_none=True, worse_by=by, worse_low=worse[1])
+    candidates = [{"strategy": r["strategy"], "params": r["params"], "imbalance": r["imbalance"], "churn": r["churn"],
+                   "series": r["series"], "overloaded": r["overloaded"]}
+                  for key, r in pooled.items() if r["strategy"] in STRATEGIES and r is not reference
+                  and r["overloaded"] <= reference["overloaded"]]
+    rec = recommend(candidates, reference["imbalance"], config, reference=label)
+    if rec["strategy"] is None:
+        return {**base, **rec, "rationale": _keep(rec["rationale"].removesuffix("; keep the current configuration"),
+                                                  base)}
+    chosen = next(c for c in candidates if c["strategy"] == rec["strategy"]
+                  and _key(c) == _key({"strategy": rec["strategy"], "params": rec["params"]}))
+    interval = gain_interval(reference["series"], chosen["series"])
+    gain = reference["imbalance"] - chosen["imbalance"]
+    base.update(candidate_strategy=chosen["strategy"], candidate_imbalance=chosen["imbalance"], gain=gain,
+                gain_low=interval[1] if interval else None, gain_high=interval[2] if interval else None)
+    beats = interval is not None and interval[1] > 0
+    verdict = chosen["strategy"] if beats else None
+    earlier = [h.get("verdict") for h in history[:NIGHTS - 1]]
+    agreeing = 1 + sum(1 for v in earlier if v == verdict) if verdict else 0
+    base.update(verdict=verdict, nights_agreeing=agreeing)
+    sure = f"{gain * 100:.1f} points of spread" + (
+        f" (90 % interval {interval[1] * 100:.1f} to {interval[2] * 100:.1f})" if interval else
+        " (too few cycles to say how sure)")
+    if not beats:
+        return {**base, "strategy": None, "params": {}, "broker_conf": "", "commands": [], "rationale": _keep(
+            f"{chosen['strategy']} beat {label} by {sure}: within the night's uncertainty", base)}
+    if agreeing * 2 <= base["nights_seen"]:
+        return {**base, "strategy": None, "params": {}, "broker_conf": "", "commands": [], "rationale": _keep(
+            f"{chosen['strategy']} beat {label} by {sure}, but on {agreeing} of the last {base['nights_seen']} "
+            "nights only: not yet a stable answer", base)}
+    return {**base, **rec, "decision": "change", "rationale": (
+        f"{rec['rationale']}; it beat {label} by {sure} on {agreeing} of the last "
+        f"{base['nights_seen']} night{'s' if base['nights_seen'] != 1 else ''}")}
+
+
+def _keep(why: str, base: dict) -> str:
+    """Why the configuration stays (the decision says "keep" itself)."""
+    out = why
+    if base["worse_than_none"]:
+        out += (f". The configured {base['current_strategy']} spread load {base['worse_by'] * 100:.1f} points worse "
+                "than leaving ownership alone")
+    return out
