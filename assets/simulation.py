@@ -1,12 +1,11 @@
 """Stage ``simulation``: the load model, every strategy closed-loop over the day against the baselines, and the
 recommended strategy and thresholds (gold)."""
 
-import json
-
 import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
+from lb_pipeline.transforms import recommendations as recs
 from lb_pipeline.transforms import simulation as sim
 
 
@@ -75,9 +74,9 @@ def recommendations(context: dg.AssetExecutionContext, spark: SparkResource, lak
     earlier = lk.read(s, "gold", "recommendations") if lk.exists(s, "gold", "recommendations") else None
     if earlier is not None and "verdict" not in earlier.columns:  # a lake from before verdicts were kept
         earlier = None
-    pdf = sim.recommendations(lk.read(s, "gold", "simulation_runs", day), day_configs(s, lk, day),
+    pdf = recs.recommendations(lk.read(s, "gold", "simulation_runs", day), day_configs(s, lk, day),
                               lk.read(s, "gold", "simulation_timeseries", day), earlier)
-    written, meta = write_table(s, lk, s.createDataFrame(pdf, sim.RECOMMENDATION_SCHEMA), "gold", "recommendations", day)
+    written, meta = write_table(s, lk, s.createDataFrame(pdf, recs.RECOMMENDATION_SCHEMA), "gold", "recommendations", day)
     meta["recommended"] = dg.MetadataValue.json({r.cluster: r.strategy for r in pdf.itertuples()})
     meta["decisions"] = dg.MetadataValue.json({r.cluster: r.decision for r in pdf.itertuples()})
     return dg.MaterializeResult(metadata=meta)

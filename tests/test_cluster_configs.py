@@ -119,23 +119,23 @@ def test_the_simulation_and_its_recommendation_use_each_clusters_configuration(l
 
 def test_each_cluster_is_told_only_the_settings_its_own_configuration_lacks(lake, spark):
     from lb_pipeline.simulation.sweep import settings_for
-    from lb_pipeline.transforms import simulation as sim
+    from lb_pipeline.transforms import recommendations as recs
 
     runs = lake.read(spark, "gold", "simulation_runs", DEMO_DAY)
     cycles = lake.read(spark, "gold", "simulation_timeseries", DEMO_DAY)
     demo = cluster_configs(lake.read(spark, "bronze", "config", DEMO_DAY),
                            lake.read(spark, "bronze", "snapshots", DEMO_DAY)).default
-    alone = sim.recommendations(runs, demo, cycles).iloc[0]
+    alone = recs.recommendations(runs, demo, cycles).iloc[0]
     assert alone["decision"] == "change" and alone["broker_conf"]  # the demo cluster is told to change something
     # the twin already runs what the demo cluster is told to run: it keeps it, and is told nothing to set
     twin = demo.overridden(**settings_for(alone["strategy"], json.loads(alone["params"]), demo))
-    both = sim.recommendations(_with_twin(runs), ClusterConfigs({"demo-cluster": demo, TWIN: twin}, demo),
+    both = recs.recommendations(_with_twin(runs), ClusterConfigs({"demo-cluster": demo, TWIN: twin}, demo),
                                _with_twin(cycles)).set_index("cluster")
     assert both.loc["demo-cluster", "broker_conf"] == alone["broker_conf"]
     assert both.loc[TWIN, "current_strategy"] == alone["strategy"] and both.loc[TWIN, "decision"] == "keep"
     assert both.loc[TWIN, "broker_conf"] == "" and both.loc[TWIN, "commands"] == ""
     # without the night's cycles no change is claimed sure
-    assert sim.recommendations(runs, demo).iloc[0]["decision"] == "keep"
+    assert recs.recommendations(runs, demo).iloc[0]["decision"] == "keep"
 
 
 def test_the_assets_read_the_configurations_once_per_version_of_the_bronze_tables(spark, tmp_path):

@@ -66,7 +66,8 @@ def test_every_command_in_the_demo_report_parses_and_none_hides_in_the_prose(pip
 def test_every_command_of_a_report_with_every_kind_of_action_parses():
     """The hand-made report with a split, a move, a decision to change and a finding's command."""
     from lb_pipeline.report.render import render_nightly
-    from tests.test_report import _context, _decision_sim
+    from tests.test_report import _context
+    from tests.test_report_decision import _decision_sim
 
     few = {"severity": "info", "detector": "fewer bundles than brokers", "items": [
         {"severity": "info", "detector": "fewer bundles than brokers", "subject": "t/small", "summary": "2 bundles",

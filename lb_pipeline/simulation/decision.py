@@ -111,14 +111,13 @@ def decide(runs: list[dict], config: PulsarConfig, cycles: dict[str, list[float]
             base.update(worse_than_none=True, worse_by=by, worse_low=worse[1])
     candidates = [{"strategy": r["strategy"], "params": r["params"], "imbalance": r["imbalance"], "churn": r["churn"],
                    "series": r["series"], "overloaded": r["overloaded"]}
-                  for key, r in pooled.items() if r["strategy"] in STRATEGIES and r is not reference
+                  for r in pooled.values() if r["strategy"] in STRATEGIES and r is not reference
                   and r["overloaded"] <= reference["overloaded"]]
     rec = recommend(candidates, reference["imbalance"], config, reference=label)
     if rec["strategy"] is None:
         return {**base, **rec, "rationale": _keep(rec["rationale"].removesuffix("; keep the current configuration"),
                                                   base)}
-    chosen = next(c for c in candidates if c["strategy"] == rec["strategy"]
-                  and _key(c) == _key({"strategy": rec["strategy"], "params": rec["params"]}))
+    chosen = next(c for c in candidates if _key(c) == _key(rec))
     interval = gain_interval(reference["series"], chosen["series"])
     gain = reference["imbalance"] - chosen["imbalance"]
     base.update(candidate_strategy=chosen["strategy"], candidate_imbalance=chosen["imbalance"], gain=gain,

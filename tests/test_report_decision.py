@@ -1,0 +1,70 @@
+"""The report's one decision: stated once at the top, followed by the actions, checked before a wave is proposed."""
+
+from lb_pipeline.report.render import render_nightly
+from lb_pipeline.report.waves import check_wave
+from tests.test_report import _context
+
+
+def _decision_sim(**rec):
+    base = {"strategy": "UniformLoadShedder", "decision": "change", "rationale": "UniformLoadShedder with the "
+            "defaults: load spread 40% below the configured ThresholdShedder", "broker_conf": "x=1",
+            "commands": ["pulsar-admin brokers update-dynamic-config --config x --value 1"], "gain": 0.08,
+            "gain_low": 0.05, "gain_high": 0.11, "current_imbalance": 0.2, "candidate_imbalance": 0.12,
+            "candidate_strategy": "UniformLoadShedder", "nights_agreeing": 3, "nights_seen": 4,
+            "worse_than_none": False, "worse_by": None, "baseline_imbalance": 0.25}
+    return {**_context()["simulation"], "recommendation": {**base, **rec}, "against_log": None}
+
+
+def test_the_decision_is_stated_once_at_the_top_and_the_actions_follow_it():
+    """One answer: the recommendation is the decision at the top; the moves proposed are the decided strategy's
+    (ThresholdShedder configured, UniformLoadShedder decided), and the strategy section points at the decision."""
+    html = render_nightly(_context(simulation=_decision_sim()))
+    assert html.count('data-testid="recommendation"') == 1
+    assert html.index('data-testid="decision"') < html.index('data-testid="actions"')
+    decision = html.split('data-testid="decision"')[1].split("</section>")[0]
+    assert "<b>Change to UniformLoadShedder.</b>" in decision and "x=1" in decision
+    assert "the gain 8.0 points, 90 % interval 5.0 to 11.0" in decision and "on 3 of the last 4 nights" in decision
+    assert "not checked against this cluster's own record" in decision
+    actions = html.split('data-testid="actions"')[1].split("</section>")[0]
+    assert "move bundles as UniformLoadShedder would" in actions and "ThresholdShedder" not in actions
+    assert "update-dynamic-config" not in html.split('data-testid="simulation"')[1]  # no second set of commands
+    keep = render_nightly(_context(simulation=_decision_sim(decision="keep", strategy=None,
+                                                            rationale="within the night's uncertainty")))
+    assert "<b>Keep ThresholdShedder.</b>" in keep and "x=1" not in keep
+    assert "move bundles as ThresholdShedder would" in keep
+
+
+def test_a_configured_strategy_worse_than_no_balancing_is_said():
+    html = render_nightly(_context(simulation=_decision_sim(decision="keep", strategy=None, worse_than_none=True,
+                                                            worse_by=0.042, current_imbalance=0.146,
+                                                            baseline_imbalance=0.104, rationale="keep")))
+    (said,) = html.split('data-testid="worse-than-none">')[1:]
+    assert said.startswith("The configured ThresholdShedder spread load 4.2 points worse than leaving ownership "
+                           "alone (14.6% against 10.4%)")
+
+
+def test_a_wave_that_stacks_unsplittable_bundles_or_worsens_the_peak_is_withheld_with_why():
+    """The issue's demo: both single-topic hot bundles moved onto one broker that had peaked at 100 %."""
+    moves = [{"bundle": "hooli/telemetry/0xe0000000_0xe7ffffff", "source": "broker-1", "destination": "broker-4",
+              "why": "w", "command": "pulsar-admin namespaces unload hooli/telemetry --bundle 0xe0000000_0xe7ffffff"},
+             {"bundle": "stark/audit/0x20000000_0x40000000", "source": "broker-2", "destination": "broker-4",
+              "why": "w", "command": "pulsar-admin namespaces unload stark/audit --bundle 0x20000000_0x40000000"}]
+    rates = {"broker-1": 120_000.0, "broker-2": 80_000.0, "broker-4": 30_000.0}
+    usage = {"broker-1": 0.95, "broker-2": 0.80, "broker-4": 0.40}
+    check = check_wave(moves, rates, usage, {m["bundle"]: 1 for m in moves},
+                       {moves[0]["bundle"]: 90_000.0, moves[1]["bundle"]: 50_000.0})
+    assert not check["proposed"]
+    assert any("single-topic bundles no split can help on broker-4" in w for w in check["why_not"])
+    assert any("raise the hottest broker's usage from 95% to" in w for w in check["why_not"])
+    assert check["peak_after"] > 1.0
+    html = render_nightly(_context(actions={"splits": [], "unloads": moves, "check": check,
+                                            "strategy": "ThresholdShedder"}))
+    actions = html.split('data-testid="actions"')[1].split("</section>")[0]
+    assert 'data-testid="wave-withheld"' in actions and "pulsar-admin" not in actions
+    assert "isolate them on separate or bigger brokers, or partition their topics" in actions
+    # one move of a many-topic bundle from the hottest broker to the coolest: proposed, with its predicted effect
+    fine = check_wave(moves[:1], rates, usage, {moves[0]["bundle"]: 12}, {moves[0]["bundle"]: 40_000.0})
+    assert fine["proposed"] and fine["why_not"] == [] and fine["peak_after"] < 0.95
+    html = render_nightly(_context(actions={"splits": [], "unloads": moves[:1], "check": fine,
+                                            "strategy": "ThresholdShedder"}))
+    assert 'data-testid="wave-effect"' in html and moves[0]["command"] in html
