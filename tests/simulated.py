@@ -17,7 +17,7 @@ def bundle_names(n: int, ns: str = "t/ns") -> list[str]:
 
 
 def scripted(n_brokers=4, n_bundles=16, snapshots=13, minutes=10, rate=lambda s, k: 1000.0, owner=lambda s, k: 0,
-             live=lambda s, b: True, start=lambda s, b: 1, bundles=None, msg_bytes=1000):
+             live=lambda s, b: True, start=lambda s, b: 1, bundles=None, msg_bytes=1000, topics=lambda s, k: 4):
     """Frames of one cluster ``c``: ``owner(s, k)`` the recorded broker of bundle ``k`` at snapshot ``s`` (None:
     absent), ``rate(s, k)`` its msg/s each way (``msg_bytes`` per message)."""
     names = bundles or bundle_names(n_bundles)
@@ -41,7 +41,7 @@ def scripted(n_brokers=4, n_bundles=16, snapshots=13, minutes=10, rate=lambda s,
             x = rate(s, k)
             bu.append({"cluster": "c", "snapshot_ts": ts, "broker": brokers[b], "bundle": name, "msg_rate_in": x,
                        "msg_rate_out": x, "msg_throughput_in": x * msg_bytes, "msg_throughput_out": x * msg_bytes,
-                       "producer_count": 2, "consumer_count": 3, "topics": 4})
+                       "producer_count": 2, "consumer_count": 3, "topics": topics(s, k)})
     return pd.DataFrame(br), pd.DataFrame(bu)
 
 

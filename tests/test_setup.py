@@ -178,3 +178,41 @@ def test_the_jvms_start_up_noise_is_printed_only_when_the_start_fails(outcome):
     noise = [":: resolving dependencies :: x", "\tfound io.delta#delta-storage;4.4.0 in central"]
     assert "a line that is no noise" in lines and "\tat org.apache.spark.Later(X.java:1)" in lines  # later: as is
     assert all((n in lines) == (outcome == "fail") for n in noise), lines
+
+
+LOCK_HOLDER = """
+import sys, time
+from lb_pipeline.settings import SparkSettings
+from lb_pipeline.spark.session import resolution_lock
+with resolution_lock(SparkSettings(ivy_dir=sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(1.5)
+    print("released", flush=True)
+"""
+
+
+def test_two_processes_resolve_delta_jars_one_at_a_time_and_a_jar_folder_needs_no_lock(tmp_path):
+    """Ivy's cache breaks under two resolutions at once (a test session and the nights beside it, on a fresh
+    machine): the lock around the JVM's start makes the second wait for the first."""
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    from lb_pipeline.settings import SparkSettings
+    from lb_pipeline.spark.session import resolution_lock
+
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(tmp_path / "ivy")], stdout=subprocess.PIPE,
+                              text=True)
+    assert holder.stdout.readline().strip() == "held"
+    started = time.monotonic()
+    with resolution_lock(SparkSettings(ivy_dir=str(tmp_path / "ivy"))):
+        waited = time.monotonic() - started
+        assert holder.stdout.readline().strip() == "released"  # the holder was done before this one got the lock
+    holder.wait(10)
+    assert waited > 0.5
+    held_open = open(tmp_path / "ivy" / ".resolve.lock", "a")  # a jar folder: no lock taken, nothing waits
+    fcntl.flock(held_open, fcntl.LOCK_EX)
+    with resolution_lock(SparkSettings(ivy_dir=str(tmp_path / "ivy"), delta_jars_dir=str(tmp_path / "jars"))):
+        pass
+    held_open.close()

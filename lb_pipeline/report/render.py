@@ -63,12 +63,12 @@ def render_nightly(context: dict) -> str:
                                  "Spread of broker message rates after each strategy's moves"),
     }
     sim = context.get("simulation")
-    charts["simulation_svg"] = svg.lines(sim["series"], sim["labels"], "Load spread (std of weighted max usage) per run",
+    charts["simulation_svg"] = svg.lines(sim["series"], sim["labels"], "Load spread (std of weighted max usage, unpinned brokers) per run",
                                          "std of brokers' weighted max usage, UTC on the time axis",
                                          percent=True) if sim else ""
-    charts["pareto_svg"] = svg.scatter([(r["strategy"], r["usage_std_mean"], r["reconnections"], r["on_front"])
-                                        for r in sim["runs"] if r["simulated"]], "Imbalance against churn per run (red: the Pareto front)",
-                                       "imbalance (mean std of weighted max usage)", "client reconnections") if sim else ""
+    charts["pareto_svg"] = svg.scatter([(r["strategy"], r["spread"], r["reconnections"], r["on_front"])
+                                        for r in sim["runs"] if r["simulated"]], "Spread against churn per run (red: the Pareto front)",
+                                       "spread (mean std of weighted max usage, unpinned brokers)", "client reconnections") if sim else ""
     cap = context.get("capacity")
     charts["capacity_svgs"] = [(r["subject"], svg.forecast(r["daily_peaks"] or [], r["forecast"] or [], r["forecast_low"] or [],
                                                            r["forecast_high"] or [], r["threshold"],

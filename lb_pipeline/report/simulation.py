@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
+from pyspark.sql import functions as F
+
 from lb_pipeline.simulation.balancers import STRATEGIES
+from lb_pipeline.simulation.decision import spread
 from lb_pipeline.simulation.real_validation import TARGETS
 from lb_pipeline.simulation.sweep import pareto_front
 
@@ -16,23 +19,28 @@ def simulation_context(read) -> dict | None:
     runs_df, rec_df, ts_df = (read("gold", t) for t in ("simulation_runs", "recommendations", "simulation_timeseries"))
     if runs_df is None or ts_df is None:
         return None
-    runs = [r.asDict() for r in runs_df.orderBy("usage_std_mean", "reconnections", "run_id").collect()]
+    runs = [r.asDict() for r in runs_df.collect()]
     for r in runs:
+        r["spread"] = spread(r)
         r["params"] = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(r["params"] or "{}").items())) or "as configured"
         # a day too short or broken to simulate leaves its runs without figures (the rationale says why)
-        r["simulated"] = r["usage_std_mean"] is not None and r["reconnections"] is not None
-    front = {f["run_id"] for f in pareto_front([{**r, "imbalance": r["usage_std_mean"], "churn": r["reconnections"]}
+        r["simulated"] = r["spread"] is not None and r["reconnections"] is not None
+    # what a planner reads first: overloaded broker-minutes, then the spread among unpinned brokers, then churn
+    runs.sort(key=lambda r: (not r["simulated"], r["overloaded_broker_minutes"] or 0, r["spread"] or 0.0,
+                             r["reconnections"] or 0, r["run_id"]))
+    front = {f["run_id"] for f in pareto_front([{**r, "imbalance": r["spread"], "churn": r["reconnections"]}
                                                 for r in runs if r["strategy"] in STRATEGIES and r["simulated"]])}
     for r in runs:
         r["on_front"] = r["run_id"] in front
     rec = rec_df.collect()[0].asDict() if rec_df is not None and rec_df.count() else None
     if rec:
         rec["commands"] = [c for c in (rec["commands"] or "").split("\n") if c]
-    rows = ts_df.select("run_id", "strategy", "ts", "usage_std").orderBy("run_id", "ts").collect()
+    col = "usage_std_unpinned" if "usage_std_unpinned" in ts_df.columns else "usage_std"
+    rows = ts_df.select("run_id", "strategy", "ts", F.col(col).alias("spread")).orderBy("run_id", "ts").collect()
     series: dict[str, list[float]] = {}
     stamps: list = []
     for r in rows:
-        series.setdefault(f"{r.strategy} ({r.run_id.rsplit('#', 1)[-1]})", []).append(float(r.usage_std))
+        series.setdefault(f"{r.strategy} ({r.run_id.rsplit('#', 1)[-1]})", []).append(float(r.spread))
         if len(series) == 1:
             stamps.append(r.ts)
     step = max(1, len(stamps) // POINTS)

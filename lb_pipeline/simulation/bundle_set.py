@@ -25,6 +25,7 @@ from lb_pipeline.simulation.leader_view import BundleOrders
 PROFILE_COLUMNS = ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "producer_count",
                    "consumer_count")
 SHARES = len(PROFILE_COLUMNS) + 1
+ONE_TOPIC_SHARE = 0.9  # pathologies.unsplittable_bundles' share: a bundle one topic carries
 
 
 def bundle_range(name: str) -> tuple[str, int, int]:
@@ -56,6 +57,10 @@ class TopicProfiles:
 
     def has(self, root: int, i: int) -> bool:
         return (root, i) in self._by
+
+    def roots(self, i: int) -> np.ndarray:
+        """The recorded bundles whose topics are known at snapshot ``i``."""
+        return np.array([n for n, s in self._by if s == i], np.int64)
 
     def _span(self, root: int, i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int, int]:
         hashes, sums = self._by[(root, i)]
@@ -123,6 +128,19 @@ class BundleSet:
 
     def topics(self, i: int) -> np.ndarray:
         return self._memo("topics", i, lambda: np.rint(self.h.topics[i][self.root] * self.share[:, 6]).astype(np.int64))
+
+    def one_topic(self, i: int, share: float = ONE_TOPIC_SHARE) -> np.ndarray:
+        """Per bundle: one topic carries it (a single topic, or one topic with at least ``share`` of its message rate
+        where its topics are known): no split can divide it, and wherever it goes its load goes whole."""
+        def make() -> np.ndarray:
+            out = self.topics(i) == 1
+            known = np.isin(self.root, self.profiles.roots(i))
+            for n in np.flatnonzero(self.present(i) & ~out & known).tolist():
+                loads = self.topic_loads(n, i)
+                total = sum(t.msg_rate for t in loads)
+                out[n] = total > 0 and max(t.msg_rate for t in loads) >= share * total
+            return out
+        return self._memo("one_topic", i, make)
 
     def namespace_counts(self, i: int) -> dict[str, int]:
         """namespace → its bundles now (``NamespaceService.getBundleCount``)."""

@@ -4,7 +4,11 @@ its uncertainty and its stability over the last nights.
 The reference is the run of the strategy the cluster runs, with its own values ("as configured"); "no balancing"
 only tells whether that strategy helps at all. A change is proposed only when its run beats the reference
 
-- by ``MATERIAL_GAIN`` (a point of broker usage spread) or more, without more overloaded broker-minutes;
+- without more overloaded broker-minutes and without a hotter peak (more than ``MATERIAL_GAIN`` above the
+  reference's): what a planner reads first;
+- by ``MATERIAL_GAIN`` (a point of broker usage spread) or more, the spread taken among the brokers no one-topic
+  bundle pins (``metrics``: a broker such a bundle keeps hot is hot under every strategy, and would decide the
+  comparison alone);
 - beyond the night's uncertainty: the cycle-by-cycle difference of the two runs' spread, resampled in blocks of
   consecutive cycles (neighbouring cycles are not independent), keeps its 90 % interval above zero;
 - on most of the recent nights the lake holds (this one included): a night's own verdict is stored
@@ -52,6 +56,12 @@ def gain_interval(reference: list[float], other: list[float], resamples: int = R
     return float(d.mean()), float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))
 
 
+def spread(r: dict) -> float | None:
+    """A run's mean spread among unpinned brokers (a table written before that figure: among all brokers)."""
+    v = r.get("usage_std_unpinned_mean")
+    return r.get("usage_std_mean") if v is None or v != v else v
+
+
 def _key(r: dict) -> tuple:
     return r["strategy"], tuple(sorted((k, str(v)) for k, v in (r.get("params") or {}).items()))
 
@@ -66,8 +76,9 @@ def _pooled(runs: list[dict], cycles: dict[str, list[float]]) -> dict[tuple, dic
     for key, group in out.items():
         series = [cycles[r["run_id"]] for r in group if r.get("run_id") in cycles]
         n = min((len(s) for s in series), default=0)
-        pooled[key] = {**group[0], "imbalance": float(np.mean([r["usage_std_mean"] for r in group])),
+        pooled[key] = {**group[0], "imbalance": float(np.mean([spread(r) for r in group])),
                        "overloaded": float(np.mean([r.get("overloaded_broker_minutes") or 0 for r in group])),
+                       "peak": float(np.mean([r.get("peak_usage") or 0.0 for r in group])),
                        "churn": int(np.mean([r["reconnections"] for r in group])),
                        "series": list(np.mean([s[:n] for s in series], axis=0)) if series and n else []}
     return pooled
@@ -75,12 +86,13 @@ def _pooled(runs: list[dict], cycles: dict[str, list[float]]) -> dict[tuple, dic
 
 def decide(runs: list[dict], config: PulsarConfig, cycles: dict[str, list[float]] | None = None,
            history: list[dict] = ()) -> dict:
-    """``runs``: run summaries (run_id, strategy, params, usage_std_mean, overloaded_broker_minutes, reconnections,
-    notes); ``cycles``: per run_id the spread (usage_std) of every cycle, in time order; ``history``: the earlier
+    """``runs``: run summaries (run_id, strategy, params, usage_std_unpinned_mean or usage_std_mean, peak_usage,
+    overloaded_broker_minutes, reconnections, notes); ``cycles``: per run_id the spread (usage_std_unpinned, or
+    usage_std) of every cycle, in time order; ``history``: the earlier
     nights' rows of ``gold/recommendations`` (snapshot_date, verdict), newest first. Returns the recommendation
     (``sweep.recommend``'s keys; ``strategy`` None unless the decision is to change) and what it rests on."""
     cycles = cycles or {}
-    done = [r for r in runs if r.get("usage_std_mean") is not None and r["usage_std_mean"] == r["usage_std_mean"]]
+    done = [r for r in runs if spread(r) is not None and spread(r) == spread(r)]
     base = {"decision": "keep", "verdict": None, "current_strategy": configured_strategy(config),
             "current_imbalance": None, "baseline_imbalance": None, "candidate_strategy": None,
             "candidate_imbalance": None, "gain": None, "gain_low": None, "gain_high": None, "nights_agreeing": 0,
@@ -112,7 +124,7 @@ def decide(runs: list[dict], config: PulsarConfig, cycles: dict[str, list[float]
     candidates = [{"strategy": r["strategy"], "params": r["params"], "imbalance": r["imbalance"], "churn": r["churn"],
                    "series": r["series"], "overloaded": r["overloaded"]}
                   for r in pooled.values() if r["strategy"] in STRATEGIES and r is not reference
-                  and r["overloaded"] <= reference["overloaded"]]
+                  and r["overloaded"] <= reference["overloaded"] and r["peak"] <= reference["peak"] + MATERIAL_GAIN]
     rec = recommend(candidates, reference["imbalance"], config, reference=label)
     if rec["strategy"] is None:
         return {**base, **rec, "rationale": _keep(rec["rationale"].removesuffix("; keep the current configuration"),

@@ -53,6 +53,24 @@ class Cycle:
     unowned: int  # bundles no placement could take
     moves: list[dict] = field(default_factory=list)  # bundle, source, destination, reason, clients, kind
     splits: list[dict] = field(default_factory=list)  # bundle, broker, children, reason
+    # per live broker: above loadBalancerBrokerOverloadedThresholdPercentage with one bundle one topic carries
+    # serving at least half its messages (``pinned``): no strategy can bring it down, wherever that bundle goes
+    pinned: np.ndarray | None = None
+
+
+PINNED_SHARE = 0.5
+
+
+def pinned_by_one_topic(owner: np.ndarray, present: np.ndarray, traffic: np.ndarray, one_topic: np.ndarray,
+                        live_idx: np.ndarray, n_brokers: int, share: float = PINNED_SHARE) -> np.ndarray:
+    """Per live broker: a bundle one topic carries serves at least ``share`` of its message rate."""
+    mine = present & (owner >= 0)
+    rate = traffic[:, 0] + traffic[:, 1]
+    total = np.bincount(owner[mine], weights=rate[mine], minlength=n_brokers)
+    single = mine & one_topic[:len(mine)]
+    top = np.zeros(n_brokers)
+    np.maximum.at(top, owner[single], rate[single])
+    return ((total > 0) & (top >= share * total))[live_idx]
 
 
 def cycle_minutes(config: PulsarConfig) -> int:
@@ -164,6 +182,10 @@ class Simulation:
         owned = np.bincount(self.owner[present & (self.owner >= 0)], minlength=len(h.brokers))[live_idx]
         unowned = int((present & ~held_by(self.owner, live_idx, len(h.brokers))).sum())
         view["owners"] = Owners(bs.names, h.brokers, self.owner, present & (self.owner >= 0))
+        wmax, served = self.weighted_max(self._usage_live, self._limits_live), self._served  # what shedding saw
+        over = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
+        pinned = (pinned_by_one_topic(self.owner, present, traffic, bs.one_topic(i), live_idx, len(h.brokers))
+                  & (wmax > over))
         for u in self.balancer.unloads(load, config, t, state, view):
             n = view["bundle_index"][u.bundle]
             if h.brokers[self.owner[n]] != u.broker:
@@ -172,7 +194,6 @@ class Simulation:
             if dest is None or dest == u.broker or dest not in live:
                 continue
             moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload", u.swap))
-        wmax, served = self.weighted_max(self._usage_live, self._limits_live), self._served  # what shedding saw
         shed = any(m["kind"] == "unload" for m in moves)
         splits: list[dict] = []
         for _ in range(self._split_checks(t) if self.splits is not None and not self.anchored else 0):
@@ -183,7 +204,7 @@ class Simulation:
         self.balancer.bundles_changed({b for m in moves for b in (m["source"], m["destination"]) if b is not None}
                                       | {s["broker"] for s in splits}, t)
         rate_recorded = float(recorded[h.present[i]][:, :2].sum())
-        return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, moves, splits)
+        return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, moves, splits, pinned)
 
     def _split_checks(self, t: int) -> int:
         """Split checks due by ``t``: the modular leader's one a cycle (``ModularLoadManagerImpl.updateAll``), the

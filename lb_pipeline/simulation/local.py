@@ -16,7 +16,7 @@ from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.run import simulate
-from lb_pipeline.simulation.decision import decide
+from lb_pipeline.simulation.decision import decide, spread
 
 
 def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, config: PulsarConfig, runs: list[dict],
@@ -40,7 +40,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
                      profiles=profiles, ran=ran, residuals=True)
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
-        cycles[run["run_id"]] = [float(v) for v in r.timeseries["usage_std"]]
+        cycles[run["run_id"]] = [float(v) for v in r.timeseries["usage_std_unpinned"]]
         notes += [n for n in r.notes if n not in notes]
     fits = model_table.groupby("resource").agg(median_r2=("r2", "median"), pooled=("source", lambda s: int((s == "cluster").sum())))
     return {"cluster": cluster, "snapshots": len(history.times), "brokers": len(history.brokers),
@@ -63,13 +63,16 @@ def progress_bar(total_runs: int):
 def render_text(result: dict) -> str:
     lines = [f"{result['cluster']}: {result['snapshots']} snapshots, {result['brokers']} brokers, "
              f"{result['bundles']} bundles", "",
-             f"{'run':<22}{'parameters':<58}{'imbalance':>10}{'p95 max/mean':>13}{'overloaded min':>15}"
-             f"{'unloads':>9}{'splits':>8}{'ping-pong':>10}{'reconnects':>11}"]
-    for r in sorted(result["runs"], key=lambda r: (r["usage_std_mean"], r["reconnections"])):
+             f"{'run':<22}{'parameters':<50}{'overloaded min':>15}{'peak':>7}{'spread':>8}{'pinned min':>11}"
+             f"{'unloads':>9}{'splits':>8}{'ping-pong':>10}{'reconnects':>11}{'settled':>9}"]
+    for r in sorted(result["runs"], key=lambda r: (r["overloaded_broker_minutes"], spread(r), r["reconnections"])):
         params = ", ".join(f"{k}={v}" for k, v in sorted(r["params"].items())) or "as configured"
-        lines.append(f"{r['strategy']:<22}{params[:57]:<58}{r['usage_std_mean']:>10.1%}{r['max_over_mean_p95']:>13.2f}"
-                     f"{r['overloaded_broker_minutes']:>15}{r['unloads']:>9}{r['splits']:>8}{r['ping_pongs']:>10}"
-                     f"{r['reconnections']:>11,}")
+        lines.append(f"{r['strategy']:<22}{params[:49]:<50}{r['overloaded_broker_minutes']:>15}{r['peak_usage']:>7.0%}"
+                     f"{spread(r):>8.1%}{r['pinned_broker_minutes']:>11}{r['unloads']:>9}{r['splits']:>8}"
+                     f"{r['ping_pongs']:>10}{r['reconnections']:>11,}{r['events_converged']:>5}/{r['events']:<3}")
+    lines += ["", "spread: mean standard deviation of the weighted max usage among brokers no one-topic bundle pins; "
+              "pinned min: broker-minutes a one-topic bundle kept a broker overloaded (no strategy helps those); "
+              "settled: recorded events after which the run came back to balance"]
     rec = result["recommendation"]
     verdict = (f"change to {rec['strategy']}" if rec.get("decision") == "change"
                else "keep the current configuration" if rec.get("current_imbalance") is not None else "none")

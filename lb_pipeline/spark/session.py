@@ -17,10 +17,12 @@ Where Delta's jars come from, in order of precedence:
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import sys
 import threading
+from contextlib import contextmanager
 
 from lb_pipeline.errors import SetupError
 from lb_pipeline.settings import SparkSettings, spark_settings_from_env
@@ -99,6 +101,24 @@ def delta_builder(settings: SparkSettings):
     return builder
 
 
+@contextmanager
+def resolution_lock(settings: SparkSettings):
+    """Held while a JVM starts that resolves Delta's jars with Ivy: one process at a time per ``ivy_dir``. Ivy's
+    cache is not safe for concurrent resolutions; two first starts at once on a fresh machine (a test session and
+    the nights it runs beside it) left half-written metadata ("impossible to put metadata file in cache",
+    "UNRESOLVED DEPENDENCIES") and failed both. Jars from ``delta_jars_dir`` need no lock."""
+    if settings.delta_jars_dir:
+        yield
+        return
+    os.makedirs(settings.ivy_dir, exist_ok=True)
+    with open(os.path.join(settings.ivy_dir, ".resolve.lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def get_session(settings: SparkSettings | None = None):
     """Create (once per process) or return the active Delta-enabled SparkSession."""
     from pyspark.sql import SparkSession
@@ -116,7 +136,7 @@ def get_session(settings: SparkSettings | None = None):
         from lb_pipeline.spark.quiet_start import quiet_start
 
         try:
-            with quiet_start():
+            with resolution_lock(settings), quiet_start():
                 spark = builder.getOrCreate()
         except Exception as exc:  # Py4J/JVM start-up failures carry long Java traces
             raise SetupError(_explain_start_failure(exc, settings)) from exc

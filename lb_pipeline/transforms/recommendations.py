@@ -8,6 +8,7 @@ import json
 
 import pandas as pd
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
@@ -31,14 +32,15 @@ def recommendations(runs: DataFrame, config: PulsarConfig | ClusterConfigs, time
     ``gold/recommendations`` rows of the nights before (the stability)."""
     out = []
     pdf = runs.toPandas()
-    spread = (timeseries.select("cluster", "run_id", "ts", "usage_std").orderBy("cluster", "run_id", "ts").toPandas()
-              if timeseries is not None else pd.DataFrame(columns=["cluster", "run_id", "ts", "usage_std"]))
+    col = "usage_std_unpinned" if timeseries is not None and "usage_std_unpinned" in timeseries.columns else "usage_std"
+    spread = (timeseries.select("cluster", "run_id", "ts", F.col(col).alias("spread")).orderBy("cluster", "run_id", "ts")
+              .toPandas() if timeseries is not None else pd.DataFrame(columns=["cluster", "run_id", "ts", "spread"]))
     before = (earlier.select("cluster", "snapshot_date", "verdict").toPandas() if earlier is not None
               else pd.DataFrame(columns=["cluster", "snapshot_date", "verdict"]))
     for (cluster, day), group in pdf.groupby(["cluster", "snapshot_date"]):
         rows = [{**r, "params": json.loads(r["params"])} for r in group.to_dict("records")]
         mine = spread[spread["cluster"] == cluster]
-        cycles = {run_id: [float(v) for v in g["usage_std"]] for run_id, g in mine.groupby("run_id")}
+        cycles = {run_id: [float(v) for v in g["spread"]] for run_id, g in mine.groupby("run_id")}
         history = (before[(before["cluster"] == cluster) & (before["snapshot_date"] < day)]
                    .sort_values("snapshot_date", ascending=False).to_dict("records"))
         rec = decide(rows, ClusterConfigs.of_any(config).of(cluster), cycles, history)

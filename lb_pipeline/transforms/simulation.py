@@ -42,7 +42,8 @@ LOAD_MODEL_SCHEMA = ("cluster string, snapshot_date string, broker string, resou
                      "intercept double, coef_rate double, coef_tput_in double, coef_tput_out double, r2 double, "
                      "residual_std double, samples int, censored int")
 RUN_KEYS = "cluster string, snapshot_date string, run_id string, strategy string, params string, seed int"
-SUMMARY = ("usage_std_mean double, max_over_mean_p95 double, overloaded_broker_minutes long, idle_broker_minutes long, "
+SUMMARY = ("usage_std_mean double, usage_std_unpinned_mean double, peak_usage double, pinned_broker_minutes long, "
+           "max_over_mean_p95 double, overloaded_broker_minutes long, idle_broker_minutes long, "
            "unloads_total long, placements_total long, splits long, ping_pongs long, grace_violations long, "
            "reconnections_total long, events int, "
            "events_converged int, minutes_to_converge_max double, cycles int, recorded_unloads int, "
@@ -51,7 +52,7 @@ SUMMARY = ("usage_std_mean double, max_over_mean_p95 double, overloaded_broker_m
 CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles int, usage_mean double, "
          "usage_std double, usage_max double, max_over_mean double, overloaded_brokers int, idle_brokers int, "
          "unloads int, placements int, reconnections long, rate_recorded double, rate_served double, "
-         "unowned_bundles int, balanced boolean")
+         "unowned_bundles int, balanced boolean, pinned_brokers int, usage_std_unpinned double")
 # the closed loop of the strategy the cluster ran, scored against what its leader logged (simulation.real_validation)
 VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_splits int, simulated_splits int, "
               "matched_splits int, "
