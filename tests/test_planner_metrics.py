@@ -91,3 +91,44 @@ def test_the_decision_compares_the_unpinned_spread_and_never_takes_a_hotter_peak
     runs[2]["peak_usage"] = 0.80
     rec = decide(runs, PulsarConfig(), cycles)
     assert rec["decision"] == "change" and rec["strategy"] == "UniformLoadShedder"
+
+
+def hot_night(overloaded: dict[str, list[float]], spread: float = 0.10):
+    """Runs of equal spread and the given overloaded brokers per cycle (one-minute cycles)."""
+    runs, cycles, hot = [], {}, {}
+    for k, (strategy, counts) in enumerate(overloaded.items()):
+        run_id = f"{strategy}#{k}"
+        cycles[run_id] = list(spread + 0.002 * np.random.default_rng(k).standard_normal(len(counts)))
+        hot[run_id] = counts
+        runs.append({"run_id": run_id, "strategy": strategy, "params": {}, "seed": 0, "usage_std_mean": spread,
+                     "usage_std_unpinned_mean": float(np.mean(cycles[run_id])), "peak_usage": 1.0,
+                     "reconnections": 10 * k, "overloaded_broker_minutes": int(sum(counts)), "notes": ""})
+    return runs, cycles, hot
+
+
+def test_a_strategy_with_clearly_fewer_overloaded_broker_minutes_is_the_decision_before_any_spread():
+    """The S day: ThresholdShedder keeps four brokers over the threshold all day where UniformLoadShedder puts the hot
+    one-topic bundle on a broker large enough for it; the spread alone (equal here) would keep the configuration."""
+    n = 240
+    runs, cycles, hot = hot_night({"no-balancing": [3.0] * n, "ThresholdShedder": [4.0] * n,
+                                   "UniformLoadShedder": [0.0] * (n - 20) + [2.0] * 20})
+    rec = decide(runs, PulsarConfig(), cycles, hot=hot)
+    assert rec["decision"] == "change" and rec["strategy"] == "UniformLoadShedder"
+    assert rec["basis"] == "overloaded broker-minutes" and rec["current_overloaded"] == 960
+    assert rec["candidate_overloaded"] == 40 and rec["gain"] == 920 and rec["gain_low"] <= 920 <= rec["gain_high"]
+    assert "overloaded broker-minutes 40 where the configured ThresholdShedder has 960" in rec["rationale"]
+    assert rec["commands"]  # how to apply it
+
+
+def test_fewer_overloaded_minutes_within_the_nights_swings_or_by_a_little_fall_back_to_the_spread():
+    n = 240
+    # a third fewer overloaded broker-minutes (320 against 480), all of them in bursts of eight brokers
+    bursts = list(np.where(np.arange(n) % 60 < 10, 8.0, 0.0))
+    runs, cycles, hot = hot_night({"no-balancing": [2.0] * n, "ThresholdShedder": [2.0] * n,
+                                   "UniformLoadShedder": bursts})
+    rec = decide(runs, PulsarConfig(), cycles, hot=hot)
+    assert rec["decision"] == "keep" and rec["basis"] != "overloaded broker-minutes"
+    assert "UniformLoadShedder had 160 fewer overloaded broker-minutes, within the night's uncertainty" in rec["rationale"]
+    runs, cycles, hot = hot_night({"no-balancing": [2.0] * n, "ThresholdShedder": [2.0] * n,
+                                   "UniformLoadShedder": [2.0] * (n - 10) + [1.0] * 10})  # 10 of 480: 2 %
+    assert decide(runs, PulsarConfig(), cycles, hot=hot)["basis"] != "overloaded broker-minutes"

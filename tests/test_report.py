@@ -42,7 +42,8 @@ def _context(**over):
         "replay_accuracy": {"strategy": EVIL, "predicted": 3, "moved": 4, "confirmed": 2, "destination_agrees": 1,
                             "precision": 2 / 3, "recall": 0.5},
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
-        "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1, "on_front": True,
+        "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1, "spread": 0.08,
+                                 "peak_usage": 0.97, "pinned_broker_minutes": 2, "on_front": True,
                                  "simulated": True,
                                  "max_over_mean_p95": 1.2, "overloaded_broker_minutes": 3, "unloads": 2, "splits": 1, "ping_pongs": 0,
                                  "reconnections": 40, "events": 1, "events_converged": 1}],
@@ -146,8 +147,9 @@ def test_a_large_cluster_shows_its_hot_brokers_first_and_folds_the_calm_ones():
 
 def test_a_night_too_short_to_simulate_says_so_instead_of_figures():
     why = "no recommendation: not simulated: cluster 'c': the history needs two snapshots or more, it has 1"
-    empty = {k: None for k in ("usage_std_mean", "max_over_mean_p95", "overloaded_broker_minutes", "unloads", "splits",
-                               "ping_pongs", "reconnections", "events", "events_converged")}
+    empty = {k: None for k in ("usage_std_mean", "spread", "peak_usage", "pinned_broker_minutes", "max_over_mean_p95",
+                               "overloaded_broker_minutes", "unloads", "splits", "ping_pongs", "reconnections", "events",
+                               "events_converged")}
     sim = {"runs": [{**empty, "strategy": s, "params": "as configured", "simulated": False, "on_front": False}
                     for s in ("no-balancing", "AvgShedder")],
            "recommendation": {"strategy": None, "rationale": why, "broker_conf": "", "commands": []},

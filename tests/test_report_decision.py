@@ -34,6 +34,18 @@ def test_the_decision_is_stated_once_at_the_top_and_the_actions_follow_it():
     assert "move bundles as ThresholdShedder would" in keep
 
 
+def test_a_decision_on_overloaded_broker_minutes_prints_those_minutes_and_their_interval():
+    html = render_nightly(_context(simulation=_decision_sim(
+        basis="overloaded broker-minutes", current_overloaded=1043.0, candidate_overloaded=41.0, gain=1002.0,
+        gain_low=824.0, gain_high=1194.0, current_imbalance=0.115, candidate_imbalance=0.116)))
+    (figures,) = html.split('data-testid="decision-figures">')[1:]
+    figures = figures.split("</p>")[0]
+    assert figures.startswith("Broker-minutes above loadBalancerBrokerOverloadedThresholdPercentage over the night: "
+                              "ThresholdShedder as configured 1,043, UniformLoadShedder 41; the gain 1,002 "
+                              "broker-minutes, 90 % interval 824 to 1,194")
+    assert "11.5% and 11.6%" in figures and "points" not in figures
+
+
 def test_a_configured_strategy_worse_than_no_balancing_is_said():
     html = render_nightly(_context(simulation=_decision_sim(decision="keep", strategy=None, worse_than_none=True,
                                                             worse_by=0.042, current_imbalance=0.146,

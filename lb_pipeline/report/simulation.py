@@ -95,4 +95,5 @@ def decided(sim: dict | None, configured: str) -> dict:
             "candidate": rec.get("candidate_strategy"), "nights_agreeing": rec.get("nights_agreeing"),
             "nights_seen": rec.get("nights_seen"), "worse_than_none": bool(rec.get("worse_than_none")),
             "worse_by": rec.get("worse_by"), "baseline_imbalance": rec.get("baseline_imbalance"),
-            "trust": trust if trust and trust.get("scored") else None}
+            "trust": trust if trust and trust.get("scored") else None, "basis": rec.get("basis"),
+            "current_overloaded": rec.get("current_overloaded"), "candidate_overloaded": rec.get("candidate_overloaded")}

@@ -54,7 +54,8 @@ class Cycle:
     moves: list[dict] = field(default_factory=list)  # bundle, source, destination, reason, clients, kind
     splits: list[dict] = field(default_factory=list)  # bundle, broker, children, reason
     # per live broker: above loadBalancerBrokerOverloadedThresholdPercentage with one bundle one topic carries
-    # serving at least half its messages (``pinned``): no strategy can bring it down, wherever that bundle goes
+    # serving at least half its messages (``pinned``): moving other bundles cannot bring it down; only a broker large
+    # enough for that bundle can
     pinned: np.ndarray | None = None
 
 

@@ -30,7 +30,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)
-    results, notes, cycles = [], list(history.notes), {}
+    results, notes, cycles, hot = [], list(history.notes), {}, {}
     if why := legacy_reason(config):  # as-recorded then balances nothing: say why before the figures
         notes.append(f"the brokers run SimpleLoadManagerImpl, Pulsar's deprecated load manager ({why}), which is not "
                      "simulated: as-recorded moves nothing while they do")
@@ -41,10 +41,11 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
         cycles[run["run_id"]] = [float(v) for v in r.timeseries["usage_std_unpinned"]]
+        hot[run["run_id"]] = [float(v) for v in r.timeseries["overloaded_brokers"]]
         notes += [n for n in r.notes if n not in notes]
     fits = model_table.groupby("resource").agg(median_r2=("r2", "median"), pooled=("source", lambda s: int((s == "cluster").sum())))
     return {"cluster": cluster, "snapshots": len(history.times), "brokers": len(history.brokers),
-            "bundles": len(history.bundles), "runs": results, "recommendation": decide(results, config, cycles),
+            "bundles": len(history.bundles), "runs": results, "recommendation": decide(results, config, cycles, hot=hot),
             "load_model": fits.reset_index().to_dict("records"), "notes": notes}
 
 
@@ -71,7 +72,7 @@ def render_text(result: dict) -> str:
                      f"{spread(r):>8.1%}{r['pinned_broker_minutes']:>11}{r['unloads']:>9}{r['splits']:>8}"
                      f"{r['ping_pongs']:>10}{r['reconnections']:>11,}{r['events_converged']:>5}/{r['events']:<3}")
     lines += ["", "spread: mean standard deviation of the weighted max usage among brokers no one-topic bundle pins; "
-              "pinned min: broker-minutes a one-topic bundle kept a broker overloaded (no strategy helps those); "
+              "pinned min: broker-minutes a one-topic bundle kept a broker overloaded (only a broker large enough for it helps); "
               "settled: recorded events after which the run came back to balance"]
     rec = result["recommendation"]
     verdict = (f"change to {rec['strategy']}" if rec.get("decision") == "change"

@@ -3,9 +3,10 @@
 Load is ``getMaxResourceUsageWithWeight`` per live broker (what every modular shedder and the placement compare).
 A planner reads overloaded broker-minutes and the peak first, then the spread. A broker *pinned* by one bundle one
 topic carries (above ``loadBalancerBrokerOverloadedThresholdPercentage`` with that bundle serving at least half its
-messages, ``engine.pinned_by_one_topic``) is hot wherever that bundle goes: no strategy can help it, so the spread
+messages, ``engine.pinned_by_one_topic``) is hot because of where that bundle sits, whatever else moves: the spread
 that tells strategies apart (``usage_std_unpinned``) and "balanced" leave such brokers out, and the pinned
-broker-minutes are counted beside them.
+broker-minutes are counted beside them. Which broker the bundle lands on (one large enough for it, or not) still
+shows in the overloaded broker-minutes, which count pinned brokers too.
 
 After a recorded event a run has *converged* once it settles (``convergence``). "Balanced", a cycle's own state,
 means no live broker idle (owning no bundle), no

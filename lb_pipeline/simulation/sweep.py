@@ -96,7 +96,7 @@ def recommend(runs: list[dict], baseline_imbalance: float, config: PulsarConfig,
                                      r["strategy"], sorted(r["params"].items())))
     settings = settings_for(best["strategy"], best["params"], config)
     gain = 1 - best["imbalance"] / baseline_imbalance if baseline_imbalance > 0 else 0.0
-    rationale = (f"{best['strategy']} with {_describe(best['params'])}: load spread {gain:.0%} below {reference} at "
+    rationale = (f"{best['strategy']} with {describe(best['params'])}: load spread {gain:.0%} below {reference} at "
                  f"{best['churn']:,} client reconnections; the knee of a front of {len(front)} of {len(runs)} runs")
     return {"strategy": best["strategy"], "params": best["params"], "rationale": rationale,
             "broker_conf": "\n".join(f"{k}={v}" for k, v in settings.items()),
@@ -147,7 +147,7 @@ def settings_for(strategy: str, params: dict, config: PulsarConfig) -> dict[str,
     return {k: v for k, v in out.items() if config.get(k) != v}
 
 
-def _describe(params: dict) -> str:
+def describe(params: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "the defaults"
 
 
