@@ -131,6 +131,21 @@ def test_checker_flags_a_bundle_with_two_owners_but_not_one_without(day, tmp_pat
     assert any(f.field == twice and "at most one owner" in f.message for f in validate_snapshot(snap))
 
 
+def test_checker_calls_a_zeroed_load_report_beside_owned_busy_bundles_a_broken_reporter(day, tmp_path):
+    """The report says nothing (no bundle, no traffic) while the broker's ownership and topic stats show its bundles
+    busy: ingest accepts it, the checker names it (it reported such a snapshot OK before)."""
+    snap = Path(shutil.copytree(day[0], tmp_path / day[0].parent.name / day[0].name))
+    report = next(p for p in sorted((snap / "lb" / "brokers").iterdir()) if json.loads(p.read_text())["numBundles"])
+    doc = json.loads(report.read_text())
+    doc.update(lastStats={}, bundles=[], numBundles=0, numTopics=0, msgRateIn=0.0, msgRateOut=0.0,
+               msgThroughputIn=0.0, msgThroughputOut=0.0)
+    report.write_text(json.dumps(doc))
+    (found,) = [f for f in validate_snapshot(snap) if f.field == "lastStats"]
+    assert found.file == str(report.relative_to(snap)) and "a broken or stale load reporter" in found.message
+    assert found.message.startswith("lists none of the ") and " msg/s, and 0 msg/s" in found.message
+    assert not any(f.field == "lastStats" for f in validate_snapshot(day[0]))  # the untouched snapshot
+
+
 @pytest.mark.parametrize("name, brokers, topics", [("M", 100, 100_000), ("L", 500, 1_000_000)])
 def test_large_presets_have_the_documented_size(name, brokers, topics):
     assert (PRESETS[name].brokers, PRESETS[name].topics, PRESETS[name].snapshots) == (brokers, topics, 24)

@@ -192,3 +192,42 @@ def test_the_gold_suite_knows_every_detector():
     suite = json.loads((Path(__file__).parents[1] / "expectations" / "gold.pathologies.json").read_text())
     (allowed,) = [e["kwargs"]["value_set"] for e in suite["expectations"] if e["kwargs"].get("column") == "detector"]
     assert len(names) >= 10 and names <= set(allowed), names - set(allowed)
+
+
+OWNED = ("cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, owner_broker string, "
+         "msg_rate_in double, msg_rate_out double")
+
+
+def test_a_zeroed_load_report_beside_owned_busy_bundles_is_a_broken_reporter_and_not_an_idle_broker(spark):
+    """The issue's case: broker-2's report zeroed while its ownership still lists 9 bundles and their topics carry
+    traffic. Its look-alike, a broker restarted empty (owning nothing), stays an idle broker and no broken reporter."""
+    brokers = ["b0", "b1", "b2", "fresh"]
+    usage = _usage(spark, [(i, b, u, n) for i in range(3) for b, u, n in
+                           [("b0", 0.90, 10), ("b1", 0.70, 10), ("b2", 0.0, 0), ("fresh", 0.01, 0)]])
+    owned = spark.createDataFrame([("c", _t(i), DAY, f"t/ns/{b}-{k}", b, 10.0, 10.0) for i in range(3)
+                                   for b, n in [("b0", 10), ("b1", 10), ("b2", 9)] for k in range(n)], OWNED)
+    load = p.owned_load(owned)
+    broken = _rows(p.broken_reporter(usage, load))
+    assert [(f["subject"], f["severity"], f["snapshots"]) for f in broken] == [("b2", "critical", 3)]
+    assert "lists 0 bundles and 0 msg/s; ownership gives it 9 bundles whose topics carry 180 msg/s" in broken[0]["summary"]
+    assert "not an idle broker" in broken[0]["action"]
+    idle = _rows(p.idle_brokers(usage, _reports(spark, brokers), CONFIG, load))
+    assert [f["subject"] for f in idle] == ["fresh"]
+    assert sorted(f["subject"] for f in _rows(p.idle_brokers(usage, _reports(spark, brokers), CONFIG))) == ["b2", "fresh"]
+    # a report a moment behind a bundle that just arrived: one snapshot only, no finding
+    late = _usage(spark, [(0, "b3", 0.0, 0)])
+    arrived = p.owned_load(spark.createDataFrame([("c", _t(0), DAY, "t/ns/x", "b3", 50.0, 50.0)], OWNED))
+    assert _rows(p.broken_reporter(late, arrived)) == []
+
+
+def test_a_namespace_at_or_over_its_clusters_bundle_cap_is_found_and_one_below_a_higher_cap_is_not(spark):
+    layouts = spark.createDataFrame([("c", _t(i), DAY, ns, n, _even(n)) for i in range(2) for ns, n in
+                                     [("hooli/telemetry", 10), ("acme/orders", 16), ("globex/billing", 17),
+                                      ("t/calm", 4), ("pulsar/system", 1)]], LAYOUTS)
+    capped = CONFIG.overridden(loadBalancerNamespaceMaximumBundles="10")
+    found = {f["subject"]: f for f in _rows(pc.bundle_cap(layouts, capped))}
+    assert sorted(found) == ["acme/orders", "globex/billing", "hooli/telemetry"]
+    assert found["hooli/telemetry"]["summary"].startswith("10 bundles, at loadBalancerNamespaceMaximumBundles=10")
+    assert found["acme/orders"]["summary"].startswith("16 bundles, over loadBalancerNamespaceMaximumBundles=10")
+    assert found["acme/orders"]["snapshots"] == 1  # the night's last layout decides
+    assert _rows(pc.bundle_cap(layouts, CONFIG)) == []  # the default cap, 128: the same namespaces are no finding

@@ -201,6 +201,15 @@ def _check_broker(read, broker, layouts, owners, tolerance, findings, missing_pa
                     "consumer_count"):
             agg[col] += t[col]
         agg["topics"] += 1
+    busy = {n: a["msg_rate_in"] + a["msg_rate_out"] for n, a in sums.items()
+            if broker in owners.get(n, []) and a["msg_rate_in"] + a["msg_rate_out"] > 0}
+    # the leader's copy may be a report interval behind a bundle that just arrived (seen on a real cluster): only a
+    # report of the same stats cycle contradicts its ownership so (gold/pathologies looks across snapshots)
+    if same_cycle and busy and not any(n in stats for n in busy) and broker_rows \
+            and broker_rows[0]["msg_rate_in"] + broker_rows[0]["msg_rate_out"] == 0:
+        findings.append(Finding(rel_report, "lastStats", f"lists none of the {len(busy)} bundle(s) the broker owns, "
+                                f"whose topics carry {sum(busy.values()):.6g} msg/s, and 0 msg/s: a broken or stale "
+                                "load reporter (the leader balances this broker as idle)"))
     for name, agg in sums.items() if same_cycle else ():
         s = stats.get(name)
         if s is None:

@@ -57,10 +57,48 @@ def _pct(c: str | Column) -> Column:
     return F.format_number((F.col(c) if isinstance(c, str) else c) * 100.0, 0)
 
 
-def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame:
+def owned_load(bundle_stats: DataFrame) -> DataFrame:
+    """Per snapshot and broker: the bundles ownership gives it and the msg/s their topics carry (topic stats, not
+    its load report)."""
+    return (bundle_stats.where(F.col("owner_broker").isNotNull())
+            .groupBy(*KEYS, F.col("owner_broker").alias("broker"))
+            .agg(F.count(F.lit(1)).cast("int").alias("owned_bundles"),
+                 F.sum(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("owned_rate")))
+
+
+def _disagreeing(usage: DataFrame, owned: DataFrame, share: float = 0.1) -> DataFrame:
+    """Rows of ``usage`` whose load report contradicts ownership and topic stats: it lists no bundle, or less than
+    ``share`` of the msg/s, while the broker owns bundles whose topics carry traffic."""
+    report_rate = F.col("msg_rate_in") + F.col("msg_rate_out")
+    return (usage.join(owned, [*KEYS, "broker"])
+            .where((F.col("owned_rate") > 0) & ((F.col("num_bundles") == 0) | (report_rate < share * F.col("owned_rate")))))
+
+
+def broken_reporter(usage: DataFrame, owned: DataFrame) -> DataFrame:
+    """A broker whose load report says (nearly) nothing while ownership lists its bundles and their topics carry
+    traffic: its reporter is broken or stuck (the leader reads only the report, balances the broker as idle and sends
+    it more bundles). In two snapshots at least: a report may lag a bundle that arrived a moment before."""
+    rows = _disagreeing(usage, owned)
+    return findings(
+        rows, "load report disagrees with ownership", F.col("broker"),
+        F.when(F.col("num_bundles") == 0, "critical").otherwise("warning"),
+        F.concat(F.lit("its load report lists "), F.col("num_bundles").cast("string"), F.lit(" bundles and "),
+                 F.format_number(F.col("msg_rate_in") + F.col("msg_rate_out"), 0), F.lit(" msg/s; ownership gives it "),
+                 F.col("owned_bundles").cast("string"), F.lit(" bundles whose topics carry "),
+                 F.format_number("owned_rate", 0), F.lit(" msg/s")),
+        F.lit("A broken or stale load reporter, not an idle broker: the leader balances it by its report and sends it "
+              "more load. Check the broker's log for errors writing its load data (/loadbalance/brokers) and its "
+              "metadata-store session; restart it if the report does not recover, and move no load to it meanwhile."),
+        ["snapshot_ts", "broker", "num_bundles", "msg_rate_in", "msg_rate_out", "owned_bundles", "owned_rate"],
+        min_snapshots=2)
+
+
+def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | ClusterConfigs,
+                 owned: DataFrame | None = None) -> DataFrame:
     """A broker left (nearly) empty while others run hot: after a restart or a scale-out nothing moved load to it.
     Hot is ThresholdShedder's view: above the cluster average by ``loadBalancerBrokerThresholdShedderPercentage``,
-    or above ``loadBalancerBrokerOverloadedThresholdPercentage``."""
+    or above ``loadBalancerBrokerOverloadedThresholdPercentage``. ``owned`` (``owned_load``): a broker whose report
+    contradicts its ownership is a broken reporter (``broken_reporter``), not an idle broker."""
     band = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0, ts=_TS)
     overload = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
                            ts=_TS)
@@ -71,6 +109,8 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
           .withColumn("hottest_broker", F.max_by("broker", "max_usage").over(per_snapshot)))
     idle = df.where(((F.col("num_bundles") == 0) | (F.col("max_usage") < 0.25 * F.col("mean")))
                     & ((F.col("hottest") >= F.col("mean") + band) | (F.col("hottest") >= overload)))
+    if owned is not None:
+        idle = idle.join(_disagreeing(usage, owned).select(*KEYS, "broker"), [*KEYS, "broker"], "left_anti")
     started = F.from_unixtime(F.col("start_timestamp_ms") / 1000, "yyyy-MM-dd HH:mm")
     return findings(
         idle, "idle broker while others run hot", F.col("broker"),

@@ -11,6 +11,7 @@ from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.names import SYSTEM_NAMESPACE_PATTERN
 from lb_pipeline.transforms import pathologies as p
 from lb_pipeline.transforms.pathologies import KEYS, findings
+from lb_pipeline.transforms.config import per_cluster
 from lb_pipeline.transforms.silver import hex_to_long
 
 
@@ -66,6 +67,26 @@ def few_bundles(layouts: DataFrame, snapshots: DataFrame) -> DataFrame:
         ["snapshot_ts", "namespace", "num_bundles", "brokers"])
 
 
+def bundle_cap(layouts: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame:
+    """A namespace at or over ``loadBalancerNamespaceMaximumBundles`` (at the night's last layout, under the cluster's
+    own cap): the split trigger skips its bundles, however hot they run. Not Pulsar's own namespaces."""
+    cap = per_cluster(config, lambda c: c.get_int("loadBalancerNamespaceMaximumBundles"), ts="snapshot_ts")
+    last = F.max("snapshot_ts").over(Window.partitionBy("cluster", "snapshot_date"))
+    rows = (layouts.where(~F.col("namespace").rlike(SYSTEM_NAMESPACE_PATTERN)).withColumn("cap", cap)
+            .withColumn("_last", last).where((F.col("snapshot_ts") == F.col("_last"))
+                                             & (F.col("num_bundles") >= F.col("cap"))))
+    return findings(
+        rows, "namespace at the bundle cap", F.col("namespace"), F.lit("warning"),
+        F.concat(F.col("num_bundles").cast("string"), F.lit(" bundles, "),
+                 F.when(F.col("num_bundles") > F.col("cap"), F.lit("over")).otherwise(F.lit("at")),
+                 F.lit(" loadBalancerNamespaceMaximumBundles="), F.col("cap").cast("string"),
+                 F.lit(": no bundle of it is split automatically any more")),
+        F.lit("Raise loadBalancerNamespaceMaximumBundles (a dynamic key) if its bundles must still split, or spread "
+              "its topics over more namespaces; the capacity forecast shows how soon its bundles reach the split "
+              "limits."),
+        ["snapshot_ts", "namespace", "num_bundles", "cap"])
+
+
 def unbalanced_domains(failure_domains: DataFrame, usage: DataFrame, ratio: float = 1.5, gap: float = 0.2) -> DataFrame:
     """Failure domains far apart in broker count (the larger holds more than ``ratio`` times the smaller) or in mean
     usage (``gap`` apart): losing the big one, or the hot one, hurts more than the design assumed."""
@@ -106,9 +127,12 @@ def pathologies(usage: DataFrame, reports: DataFrame, bundle_stats: DataFrame, o
                 layouts: DataFrame, snapshots: DataFrame, failure_domains: DataFrame,
                 config: PulsarConfig | ClusterConfigs) -> DataFrame:
     """Every finding of the night (the report orders them by severity), each cluster's under its own configuration."""
-    parts = [p.idle_brokers(usage, reports, config), p.idle_shedding(usage, ownership, config),
+    owned = p.owned_load(bundle_stats)
+    parts = [p.idle_brokers(usage, reports, config, owned), p.broken_reporter(usage, owned),
+             p.idle_shedding(usage, ownership, config),
              p.unsplittable_bundles(bundle_stats, config), p.broken_usage(usage),
              p.ignored_resources(usage, config), ping_pong(ownership), few_bundles(layouts, snapshots),
+             bundle_cap(layouts, config),
              unbalanced_domains(failure_domains, usage), mixed_versions(reports)]
     out = parts[0]
     for df in parts[1:]:
