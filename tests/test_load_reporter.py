@@ -156,3 +156,27 @@ def test_the_reporters_shortcuts_write_what_running_it_every_period_writes():
             assert fast.report(inputs, config, now) == slow.report(inputs, config, now), (over, k)
             assert (fast.local.weightedMaxEMA, fast.local.updatedAt, fast.local.reportedAt) == (
                 slow.reporter.local.weightedMaxEMA, slow.reporter.local.updatedAt, slow.reporter.local.reportedAt)
+
+
+def test_the_modular_leader_reads_a_brokers_report_as_last_written_until_it_moved_past_the_threshold():
+    """``needBrokerDataUpdate``: a change of 10 points of weighted usage or 10 % of rate, throughput or bundles or
+    less leaves the last written report; more, or 15 minutes, writes again."""
+    import numpy as np
+
+    from lb_pipeline.model.config import PulsarConfig
+    from lb_pipeline.simulation.engine import reported_brokers
+
+    config, written, live = PulsarConfig(), {}, np.array([0])
+
+    def read(u, rate, bundles, t_min):
+        seen, traffic = reported_brokers(written, np.array([[u, 0, 0, 0, 0]]), np.array([[rate, rate, 1e6, 1e6]]),
+                                         np.array([bundles]), live, np.array([u / 100.0]), t_min * 60_000, config)
+        return seen[0, 0], traffic[0, 0]
+
+    assert read(50.0, 1000.0, 10, 0) == (50.0, 1000.0)  # nothing written yet: written now
+    assert read(58.0, 1050.0, 11, 1) == (50.0, 1000.0)  # 8 points, 5 %, 10 %: the old report
+    assert read(61.0, 1050.0, 11, 2) == (61.0, 1050.0)  # 11 points: written
+    assert read(62.0, 1150.0, 11, 3) == (61.0, 1050.0)  # 9.5 % more messages: not yet
+    assert read(62.0, 1200.0, 11, 4) == (62.0, 1200.0)  # 14 %: written
+    assert read(63.0, 1200.0, 11, 19) == (62.0, 1200.0)  # 15 minutes since the write: not more than the interval
+    assert read(63.0, 1200.0, 11, 20) == (63.0, 1200.0)  # more than 15 minutes: written

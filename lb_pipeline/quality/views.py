@@ -241,15 +241,20 @@ def simulation_timeseries(read: Read) -> DataFrame:
 
 
 def simulation_runs(read: Read) -> DataFrame:
-    """Every simulated cycle is in the time series, and a run of no cycle says why (a history of one snapshot cannot
-    be simulated: a fact about the night, which the suite warns of, not a broken simulation)."""
+    """Every simulated cycle is in the time series, a run of no cycle says why (a history of one snapshot cannot be
+    simulated: a fact about the night, which the suite warns of, not a broken simulation), and its pinned
+    broker-minutes are part of its overloaded ones."""
     keys = ["cluster", "snapshot_date", "run_id"]
     written = read("gold", "simulation_timeseries").groupBy(*keys).agg(F.count("*").alias("cycles_written"))
     return (read("gold", "simulation_runs").join(written, keys, "left")
             .withColumn("all_cycles_written",
                         F.coalesce(F.coalesce("cycles_written", F.lit(0)) == F.col("cycles"), F.lit(False)))
             .withColumn("simulated_or_says_why", F.coalesce((F.col("cycles") >= 1)
-                                                            | F.col("notes").startswith(NOT_SIMULATED), F.lit(False))))
+                                                            | F.col("notes").startswith(NOT_SIMULATED), F.lit(False)))
+            # a pinned broker is an overloaded one: its minutes are inside the overloaded broker-minutes
+            .withColumn("pinned_within_overloaded", F.coalesce(
+                F.col("pinned_broker_minutes") <= F.col("overloaded_broker_minutes"),
+                F.col("pinned_broker_minutes").isNull())))
 
 
 def simulation_validation(read: Read) -> DataFrame:

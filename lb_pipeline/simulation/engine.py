@@ -74,6 +74,37 @@ def pinned_by_one_topic(owner: np.ndarray, present: np.ndarray, traffic: np.ndar
     return ((total > 0) & (top >= share * total))[live_idx]
 
 
+def _percent_change(old: float, new: float) -> float:
+    if old == 0:
+        return 0.0 if new == 0 else float("inf")
+    return 100.0 * abs((old - new) / old)
+
+
+def reported_brokers(written: dict, usage: np.ndarray, bt: np.ndarray, owned: np.ndarray, live_idx: np.ndarray,
+                     wmax: np.ndarray, now_ms: int, config: PulsarConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(usage, traffic) per broker as the modular leader reads them: each live broker's ``LocalBrokerData`` as last
+    written. A broker writes when it has written nothing yet, when more than
+    ``loadBalancerReportUpdateMaxIntervalMinutes`` passed, or when the largest change since its last write (message
+    rate, throughput, bundle count in percent; weighted max usage in points) is above
+    ``loadBalancerReportUpdateThresholdPercentage`` (``needBrokerDataUpdate``). Its reporter runs every few seconds;
+    here it is asked once a cycle. ``written`` is updated in place."""
+    usage, bt = usage.copy(), bt.copy()
+    threshold = config.get_int("loadBalancerReportUpdateThresholdPercentage")
+    max_ms = config.get_int("loadBalancerReportUpdateMaxIntervalMinutes") * 60_000
+    for b in live_idx.tolist():
+        last = written.get(b)
+        if last is not None:
+            u, x, n, w, at = last
+            change = max(_percent_change(x[0] + x[1], bt[b, 0] + bt[b, 1]),
+                         _percent_change(x[2] + x[3], bt[b, 2] + bt[b, 3]),
+                         _percent_change(float(n), float(owned[b])), 100.0 * abs(w - wmax[b]))
+            if now_ms - at <= max_ms and not change > threshold:
+                usage[b], bt[b] = u, x
+                continue
+        written[b] = (usage[b].copy(), bt[b].copy(), int(owned[b]), float(wmax[b]), now_ms)
+    return usage, bt
+
+
 def cycle_minutes(config: PulsarConfig) -> int:
     """Minutes between two simulated cycles: ``loadBalancerSheddingIntervalMinutes``, one at least (Pulsar's
     ``LoadSheddingTask`` runs back to back at 0 or less; ``run.cadence_notes`` says so)."""
@@ -95,6 +126,10 @@ class Simulation:
     # each broker's usage is the load model's on the simulated traffic plus what the model missed at the snapshot
     # (its recorded usage minus the model's on the recorded ownership): the host's own noise stays with the host
     residuals: bool = False
+    # the modular leader reads each broker's LocalBrokerData as last written (``reported_brokers``), not its current
+    # load: a broker rewrites it only past loadBalancerReportUpdateThresholdPercentage or
+    # loadBalancerReportUpdateMaxIntervalMinutes (``ModularLoadManagerImpl.needBrokerDataUpdate``)
+    reporter: bool = False
 
     def __post_init__(self):
         h = self.history
@@ -110,6 +145,8 @@ class Simulation:
         self.bundle_index = self.bundles.index
         self._next_split: int | None = None  # when the extensible brokers' SplitScheduler checks next (ms)
         self._residual = recorded_residuals(h, self.model) if self.residuals else None
+        self._written: dict[int, tuple] = {}  # broker → (usage row, traffic row, bundles, weighted max, written at)
+        self._now = 0
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
@@ -139,6 +176,7 @@ class Simulation:
     # --- one cycle ----------------------------------------------------------------------------------------------
     def step(self, t: int) -> Cycle:
         h, bs = self.history, self.bundles
+        self._now = t
         i = h.snapshot_at(t)
         self._at_snapshot = t == h.times[i]
         moves: list[dict] = []
@@ -166,7 +204,10 @@ class Simulation:
         if new_snapshot and i in self.leader_restarts:  # its strategies start afresh, as the recorded leader's did
             self.balancer.restart(config)
         if new_snapshot:
-            self.balancer.brokers_restarted(self._restarting | {b for k, b in enumerate(h.brokers) if not h.live[i][k]})
+            gone = self._restarting | {b for k, b in enumerate(h.brokers) if not h.live[i][k]}
+            self.balancer.brokers_restarted(gone)
+            for b in gone:  # a new process writes its report afresh
+                self._written.pop(h.brokers.index(b), None)
         homeless = ~held_by(self.owner, live_idx, len(h.brokers))
         if new_snapshot and self._restarting:  # a restarted broker comes back empty
             homeless |= held_by(self.owner, [h.brokers.index(b) for b in self._restarting], len(h.brokers))
@@ -334,6 +375,10 @@ class Simulation:
         self._usage_live, self._limits_live = usage[live_idx], h.limits[i][live_idx]
         self._served = float(feats[live_idx, 0].sum())
         bs = self.bundles
+        if self.reporter:
+            owned = np.bincount(self.owner[bs.present(i) & (self.owner >= 0)], minlength=len(h.brokers))
+            usage, bt = reported_brokers(self._written, usage, bt, owned, live_idx, self.weighted_max(usage, h.limits[i]),
+                                         self._now, self.config)
         return leader_load(h, i, live_idx, self.owner, traffic, bt, usage,
                            (self.avg[ta.SHORT_SAMPLES], self.avg[ta.LONG_SAMPLES]),
                            (self.n[ta.SHORT_SAMPLES], self.n[ta.LONG_SAMPLES]), bs.orders,

@@ -32,6 +32,7 @@ import pandas as pd
 from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.model.names import one_line
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
@@ -152,7 +153,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
                                                         seed, history),
                      policies, profiles=TopicProfiles(history, topics),
                      splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None,
-                     residuals=residuals)
+                     residuals=residuals, reporter=strategy in MODULAR_STRATEGIES)
     simulated, splits, errors, scored = [], [], [], {0}  # the first snapshot is where the simulation starts
     spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
     for cycle in sim.run():

@@ -17,6 +17,7 @@ from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import History
+from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.splitting import Splits
@@ -63,7 +64,8 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     splits = Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None
     restarts = ran.leader_restarts(history.cluster) if ran else []
     sim = Simulation(history, model, cfg, balancer, policies, profiles=profiles, splits=splits,
-                     leader_restarts=history.snapshots_at(restarts), residuals=residuals)
+                     leader_restarts=history.snapshots_at(restarts), residuals=residuals,
+                     reporter=strategy in MODULAR_STRATEGIES)
     interval = cycle_minutes(cfg)
     cycles = list(sim.run(progress))
     ts = metrics.timeseries(cycles, cfg, history.times)
