@@ -80,3 +80,15 @@ def test_a_wave_that_stacks_unsplittable_bundles_or_worsens_the_peak_is_withheld
     html = render_nightly(_context(actions={"splits": [], "unloads": moves[:1], "check": fine,
                                             "strategy": "ThresholdShedder"}))
     assert 'data-testid="wave-effect"' in html and moves[0]["command"] in html
+
+
+def test_a_broker_without_usable_figures_is_left_out_of_the_waves_prediction_instead_of_failing_it():
+    moves = [{"bundle": "t/ns/0x00000000_0x80000000", "source": "hot", "destination": "cool"},
+             {"bundle": "t/ns/0x80000000_0xffffffff", "source": "hot", "destination": "blind"}]
+    rates = {"hot": 1000.0, "cool": 100.0, "blind": None, "nan": float("nan")}
+    usage = {"hot": 0.9, "cool": 0.2, "blind": float("inf"), "nan": None}
+    check = check_wave(moves, rates, usage, {m["bundle"]: 4 for m in moves},
+                       {moves[0]["bundle"]: 300.0, moves[1]["bundle"]: float("nan")})
+    assert [b["broker"] for b in check["brokers"]] == ["cool", "hot"]
+    after = {b["broker"]: b["rate_after"] for b in check["brokers"]}
+    assert after == {"cool": 400.0, "hot": 700.0} and check["proposed"]

@@ -9,6 +9,7 @@ bigger broker or a partitioned topic, not a move.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 TOLERANCE = 0.005  # half a point of usage: less is the prediction's own noise
@@ -31,10 +32,18 @@ def rates_after(moves: list[dict], rates: dict[str, float], bundle_rates: dict[s
     return after
 
 
+def _known(values: dict) -> dict[str, float]:
+    return {k: float(v) for k, v in values.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
 def check_wave(moves: list[dict], rates: dict[str, float], usage: dict[str, float], topics: dict[str, int],
                bundle_rates: dict[str, float]) -> dict:
     """``moves``: dicts with bundle, source, destination (None: placed at lookup); ``rates``/``usage``: per broker at
-    the last snapshot (msg/s in + out; weighted max usage 0-1); ``topics``/``bundle_rates``: per moved bundle."""
+    the last snapshot (msg/s in + out; weighted max usage 0-1); ``topics``/``bundle_rates``: per moved bundle. A
+    figure that is missing or not finite (a broker without a usable report) counts as unknown: the broker is left
+    out of the prediction, and a bundle of unknown rate moves nothing."""
+    rates, usage, bundle_rates = _known(rates), _known(usage), _known(bundle_rates)
     after = rates_after(moves, rates, bundle_rates)
     per_rate = [usage[b] / rates[b] for b in rates if rates[b] > 0 and b in usage]
     pooled = statistics.median(per_rate) if per_rate else 0.0
