@@ -118,3 +118,17 @@ def test_the_interval_holds_the_mean_and_is_the_same_on_every_call():
     assert low < mean < high and abs(mean - 0.05) < 0.01
     assert gain_interval(a, b) == (mean, low, high)
     assert gain_interval(a[:3], b[:3]) is None
+
+
+def test_a_hostile_history_of_verdicts_and_cycles_neither_fails_the_decision_nor_counts_as_agreement():
+    """Earlier nights' rows come from the lake: verdicts that name no strategy, markup, None, numbers; cycles with NaN
+    and infinite spreads (a broken night). Only an equal verdict agrees; non-finite cycles are left out."""
+    runs, cycles = night({"no-balancing": 0.30, "ThresholdShedder": 0.20, "UniformLoadShedder": 0.10}, noise=0.01)
+    cycles["UniformLoadShedder#2"][5:9] = [float("nan"), float("inf"), float("-inf"), float("nan")]
+    hostile = [{"snapshot_date": "01-06", "verdict": "<script>UniformLoadShedder</script>"},
+               {"snapshot_date": "01-05", "verdict": "uniformloadshedder"}, {"snapshot_date": "01-04", "verdict": 7},
+               {"snapshot_date": "01-03"}, {"snapshot_date": "01-02", "verdict": "UniformLoadShedder"},
+               {"snapshot_date": "01-01", "verdict": "UniformLoadShedder"}]
+    rec = decide(runs, THRESHOLD, cycles, history=hostile)
+    assert rec["verdict"] == "UniformLoadShedder" and rec["nights_agreeing"] == 3 and rec["nights_seen"] == 7
+    assert rec["decision"] == "keep" and rec["gain_low"] > 0  # beats it tonight, but 3 of 7 is no majority
