@@ -65,8 +65,12 @@ def check_wave(moves: list[dict], rates: dict[str, float], usage: dict[str, floa
     for broker, bundles in sorted(stacked.items()):
         why.append(f"it would put {len(bundles)} single-topic bundles no split can help on {broker} "
                    f"({', '.join(bundles)}): isolate them on separate or bigger brokers, or partition their topics")
+    # the brokers the wave touches, and the hottest after it: a table of every broker would run to a hundred rows
+    shown = {b for m in moves for b in (m["source"], m["destination"]) if b in after}
+    if predicted:
+        shown.add(max(predicted, key=predicted.get))
     brokers = [{"broker": b, "rate_before": rates[b], "rate_after": after[b], "usage_before": usage.get(b),
-                "usage_after": predicted[b]} for b in sorted(rates)]
+                "usage_after": predicted[b]} for b in sorted(shown)]
     return {"proposed": bool(moves) and not why, "why_not": why, "brokers": brokers,
             "spread_before": spread(rates), "spread_after": spread(after),
             "peak_before": peak_before, "peak_after": peak_after}
