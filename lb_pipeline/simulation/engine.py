@@ -29,6 +29,7 @@ from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights, percent_usage_array
 from lb_pipeline.simulation.balancers import Balancer
+from lb_pipeline.simulation.broker_view import pinned_by_one_topic, reported_brokers
 from lb_pipeline.simulation.bundle_set import BundleSet, TopicProfiles
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.leader_view import Owners, held_by, leader_load
@@ -57,52 +58,6 @@ class Cycle:
     # serving at least half its messages (``pinned``): moving other bundles cannot bring it down; only a broker large
     # enough for that bundle can
     pinned: np.ndarray | None = None
-
-
-PINNED_SHARE = 0.5
-
-
-def pinned_by_one_topic(owner: np.ndarray, present: np.ndarray, traffic: np.ndarray, one_topic: np.ndarray,
-                        live_idx: np.ndarray, n_brokers: int, share: float = PINNED_SHARE) -> np.ndarray:
-    """Per live broker: a bundle one topic carries serves at least ``share`` of its message rate."""
-    mine = present & (owner >= 0)
-    rate = traffic[:, 0] + traffic[:, 1]
-    total = np.bincount(owner[mine], weights=rate[mine], minlength=n_brokers)
-    single = mine & one_topic[:len(mine)]
-    top = np.zeros(n_brokers)
-    np.maximum.at(top, owner[single], rate[single])
-    return ((total > 0) & (top >= share * total))[live_idx]
-
-
-def _percent_change(old: float, new: float) -> float:
-    if old == 0:
-        return 0.0 if new == 0 else float("inf")
-    return 100.0 * abs((old - new) / old)
-
-
-def reported_brokers(written: dict, usage: np.ndarray, bt: np.ndarray, owned: np.ndarray, live_idx: np.ndarray,
-                     wmax: np.ndarray, now_ms: int, config: PulsarConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(usage, traffic) per broker as the modular leader reads them: each live broker's ``LocalBrokerData`` as last
-    written. A broker writes when it has written nothing yet, when more than
-    ``loadBalancerReportUpdateMaxIntervalMinutes`` passed, or when the largest change since its last write (message
-    rate, throughput, bundle count in percent; weighted max usage in points) is above
-    ``loadBalancerReportUpdateThresholdPercentage`` (``needBrokerDataUpdate``). Its reporter runs every few seconds;
-    here it is asked once a cycle. ``written`` is updated in place."""
-    usage, bt = usage.copy(), bt.copy()
-    threshold = config.get_int("loadBalancerReportUpdateThresholdPercentage")
-    max_ms = config.get_int("loadBalancerReportUpdateMaxIntervalMinutes") * 60_000
-    for b in live_idx.tolist():
-        last = written.get(b)
-        if last is not None:
-            u, x, n, w, at = last
-            change = max(_percent_change(x[0] + x[1], bt[b, 0] + bt[b, 1]),
-                         _percent_change(x[2] + x[3], bt[b, 2] + bt[b, 3]),
-                         _percent_change(float(n), float(owned[b])), 100.0 * abs(w - wmax[b]))
-            if now_ms - at <= max_ms and not change > threshold:
-                usage[b], bt[b] = u, x
-                continue
-        written[b] = (usage[b].copy(), bt[b].copy(), int(owned[b]), float(wmax[b]), now_ms)
-    return usage, bt
 
 
 def cycle_minutes(config: PulsarConfig) -> int:
