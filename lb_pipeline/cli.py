@@ -21,7 +21,7 @@ def _generate(args) -> int:
     import shutil
     from dataclasses import replace
 
-    from lb_pipeline.snapshots.generate import PRESETS, generate, print_progress
+    from lb_pipeline.snapshots.generate import PRESETS, SCENARIOS, generate, print_progress
     from lb_pipeline.snapshots.layout import cluster_folder
 
     from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
@@ -32,6 +32,12 @@ def _generate(args) -> int:
         raise LbError(f"--balance takes a modular strategy ({', '.join(MODULAR_STRATEGIES)}), not {args.balance!r}")
     if args.days < 1 or (args.snapshots is not None and args.snapshots < 1):
         raise LbError("--days and --snapshots must be at least 1")
+    scenarios = None
+    if args.scenario is not None:
+        scenarios = tuple(dict.fromkeys(s for s in args.scenario if s != "none"))
+        unknown = [s for s in scenarios if s not in SCENARIOS]
+        if unknown:
+            raise LbError(f"unknown scenario {unknown[0]!r}; choose from {', '.join(SCENARIOS)}, or none")
     preset = PRESETS[args.preset]
     if args.interval is not None:  # a denser (or sparser) day than the preset's hourly snapshots
         if not 1 <= args.interval <= 24 * 60 or args.days > 1:
@@ -45,8 +51,10 @@ def _generate(args) -> int:
         shutil.rmtree(cluster_dir)
     dirs = generate(out, preset, seed=args.seed, start=args.start, cluster_name=args.cluster,
                     snapshots=args.snapshots, progress=None if args.quiet else print_progress, balance=args.balance,
-                    days=args.days)
-    print(f"wrote {len(dirs)} snapshots of {args.cluster} under {cluster_dir}")
+                    days=args.days, scenarios=scenarios)
+    named = scenarios if scenarios is not None else preset.scenarios
+    print(f"wrote {len(dirs)} snapshots of {args.cluster} under {cluster_dir}"
+          + (f" (scenario: {', '.join(named)})" if named else ""))
     return 0
 
 
@@ -198,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true", help="replace existing snapshots of this cluster")
     g.add_argument("--balance", metavar="STRATEGY", help="balance the cluster with this modular shedding strategy "
                                                          "once per snapshot (its unloads show in the next snapshot)")
+    g.add_argument("--scenario", action="append", metavar="NAME",
+                   help="a named shape to add, repeatable, instead of the preset's own: hot-topic (one topic too "
+                        "large for most brokers, a hot bundle no split can help; the demo preset has it), or none")
     g.add_argument("--quiet", action="store_true")
     g.set_defaults(func=_generate)
 

@@ -27,3 +27,9 @@ def test_arguments_are_refused_by_name_before_anything_runs(argv, said, capsys):
     with pytest.raises(SystemExit) as exited:
         main(argv)
     assert exited.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_generate_refuses_an_unknown_scenario_by_name(tmp_path, capsys):
+    assert main(["generate", "--out", str(tmp_path), "--snapshots", "1", "--scenario", "hot"]) != 0
+    assert "unknown scenario 'hot'; choose from hot-topic, or none" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # refused before anything was written

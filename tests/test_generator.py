@@ -2,8 +2,10 @@
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lb_pipeline.snapshots import layout
@@ -245,3 +247,53 @@ def test_progress_is_a_line_per_snapshot_when_stderr_is_no_terminal(capsys):
         print_progress(done, 3, Path(f"landing/c/s{done}"))
     err = capsys.readouterr().err
     assert "\r" not in err and err.splitlines() == [f"[{d}/3] landing/c/s{d}" for d in (1, 2, 3)]
+
+
+def _peak_share_of_weakest(c) -> float:
+    """The largest share of the weakest broker's CPU one topic needs at the daily peak (the generator's cost model)."""
+    from lb_pipeline.snapshots.synthetic_cluster import cpu_points
+
+    weak = int(np.argmin(c.cores * c.speed))
+    growth = np.where(c.topic_ns == c.growing_ns, 3.0, 1.0)
+    peak = c.base_rate * 1.45 * growth * (1 + c.fanout)
+    return float((cpu_points(peak, peak * c.msg_size, c.speed[weak]) / (c.cores[weak] * 100.0)).max())
+
+
+@pytest.mark.parametrize("name, seed", [("S", 3), ("M", 7)])
+def test_without_a_named_scenario_every_topic_fits_the_weakest_broker_at_its_peak(name, seed):
+    from lb_pipeline.snapshots.synthetic_cluster import build_cluster
+
+    c = build_cluster(PRESETS[name], seed, 0)
+    assert PRESETS[name].scenarios == () and c.hot_topic == -1
+    assert _peak_share_of_weakest(c) <= 0.5 + 1e-9
+
+
+def test_the_hot_topic_scenario_adds_one_topic_no_small_broker_serves_and_says_so(tmp_path):
+    from lb_pipeline.snapshots.synthetic_cluster import build_cluster
+
+    assert PRESETS["demo"].scenarios == ("hot-topic",)
+    with_it = build_cluster(PRESETS["demo"], 11, 0)
+    without = build_cluster(replace(PRESETS["demo"], scenarios=()), 11, 0)
+    assert _peak_share_of_weakest(with_it) > 1.0 and _peak_share_of_weakest(without) <= 0.5 + 1e-9
+    assert with_it.base_rate[with_it.hot_topic] == 26_000.0
+    others = np.arange(len(with_it.base_rate)) != with_it.hot_topic
+    assert np.array_equal(with_it.base_rate[others], without.base_rate[others])  # the rest of the day is the same
+
+    (named,) = generate(tmp_path / "a", "demo", seed=11, snapshots=1)
+    (plain,) = generate(tmp_path / "b", "demo", seed=11, snapshots=1, scenarios=())
+    assert _load(named, "manifest.json")["generator"]["scenarios"] == ["hot-topic"]
+    assert _load(plain, "manifest.json")["generator"]["scenarios"] == []
+    with pytest.raises(ValueError, match="unknown scenario 'hot'; choose from hot-topic"):
+        generate(tmp_path / "c", "demo", snapshots=1, scenarios=("hot",))
+
+
+def test_the_cap_keeps_the_clusters_traffic_and_the_order_of_the_topics():
+    from lb_pipeline.snapshots.synthetic_cluster import servable
+
+    rate = np.r_[20_000.0, 300.0, np.full(198, 100.0), 0.0]
+    ones = np.ones(len(rate))
+    out = servable(rate, fanout=ones, msg_size=ones * 1024, cores=np.array([4, 16]), speed=np.array([1.0, 1.0]),
+                   nic_gbps=np.array([10, 25]))
+    assert out.sum() == pytest.approx(rate.sum()) and out[-1] == 0.0
+    assert 1_000 < out[0] < 10_000 and out[0] > out[1] > out[2]
+    assert out[1] / out[2] == pytest.approx(3.0)  # the uncapped keep their proportions

@@ -21,3 +21,19 @@ def test_the_simulations_validation_never_reads_zero_percent_for_nothing_to_scor
     text = re.sub(r"<[^>]+>", " ", render_nightly({**ctx, "simulation": none_made}))
     part = text.split("How far to trust it")[1][:400]
     assert "predicted 0 of the 0 unloads" in part and "recall" not in part and "nan" not in part
+
+
+def _validation_line(html: str) -> str:
+    said = html[html.index('data-testid="simulation-validation"'):]
+    return re.sub(r"<[^>]+>", " ", said[:said.index("</p>")])
+
+
+def test_a_generated_night_calls_its_replay_agreement_a_plumbing_check_and_a_recorded_one_does_not(
+        pipeline_run, real_night):
+    """The generator's moves come from lb_pipeline's own shedding code: agreeing with them proves no fidelity."""
+    (generated,) = pipeline_run[2].glob("*/2026-01-15.html")
+    assert "checks the plumbing only" in _validation_line(generated.read_text())
+    assert real_night.code == 0, real_night.output[-2000:]
+    (recorded,) = real_night.reports.glob("*/20*.html")
+    html = recorded.read_text()
+    assert 'data-testid="simulation-validation"' in html and "plumbing" not in _validation_line(html)

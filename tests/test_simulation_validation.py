@@ -1,5 +1,11 @@
 """The generator balances a cluster with a chosen strategy; the simulation of that strategy predicts the unloads
-it recorded (precision and recall ≥ 0.9 on the demo preset), and the simulation of another strategy does not."""
+it recorded (precision and recall ≥ 0.9 on the demo preset), and the simulation of another strategy does not.
+
+A plumbing test only: the generator's balancer runs lb_pipeline's own shedding code (``snapshots.balance``), the code
+the simulation runs, so agreeing with it shows that the history, the load model's inputs and the strategy's state
+reach the replay intact, not that the replay does what Pulsar does. That is measured against Pulsar's own classes
+(``tests/test_conformance*.py``) and against recorded real clusters (``tests/test_real_runs.py``,
+``docs/validation.md``); the report says so on a generated night (``report.simulation.generated``)."""
 
 from __future__ import annotations
 

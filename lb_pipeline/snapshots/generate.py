@@ -6,8 +6,9 @@ What makes it look like a real cluster rather than noise:
   traffic they host through a per-broker capacity model plus noise, in Pulsar's units;
 * namespaces with different bundle counts (some bundles already split), plain and partitioned topics (each
   partition its own topic) hashed by CRC-32 into their bundles;
-* Zipf-like topic traffic, a diurnal cycle, short spikes, one steadily growing namespace, and a single-topic
-  hot bundle that no split can help;
+* Zipf-like topic traffic, a diurnal cycle, short spikes and one steadily growing namespace, every topic small
+  enough for the weakest broker at its peak (``synthetic_cluster.servable``); named scenarios add what a preset
+  should show beyond that (``SCENARIOS``: the demo's single-topic hot bundle that no split can help);
 * scripted events: a broker added empty, a broker removed (its bundles re-owned), a rolling restart;
 * consistency: topic rates sum to bundle stats, bundle stats to broker totals; ownership matches ``bundles``.
 
@@ -32,19 +33,26 @@ from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.balance import GeneratorBalancer
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, Preset: the generator's API)
-    DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SHORT_SAMPLES, Cluster, Preset, TimeAverages,
-    apply_events, apply_incidents, build_cluster, restart_broker, topic_rates,
+    DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SCENARIOS, SHORT_SAMPLES, Cluster, Preset, TimeAverages,
+    apply_events, apply_incidents, build_cluster, cpu_points, nic_out_bits, restart_broker, topic_rates,
 )
 from lb_pipeline.snapshots.seasons import Seasons
 def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, start: str = DEFAULT_START,
              cluster_name: str = "demo-cluster", snapshots: int | None = None,
              progress: Callable[[int, int, Path], None] | None = None, balance: str | None = None,
-             days: int = 1, restart_leader_with: tuple[int, str] | None = None) -> list[Path]:
+             days: int = 1, restart_leader_with: tuple[int, str] | None = None,
+             scenarios: tuple[str, ...] | None = None) -> list[Path]:
     """Write a cluster history under ``out/<cluster>/``; returns the snapshot directories, oldest first.
     ``balance``: a modular shedding strategy that balances the cluster once per snapshot (``snapshots.balance``);
     ``restart_leader_with`` (step, strategy): at that snapshot the leader has restarted and balances with another.
-    ``days``: that many days of ``snapshots`` (default: the preset's) each, with growth, weekends and incidents."""
+    ``days``: that many days of ``snapshots`` (default: the preset's) each, with growth, weekends and incidents.
+    ``scenarios``: the named scenarios (``SCENARIOS``) instead of the preset's own."""
     p = PRESETS[preset] if isinstance(preset, str) else preset
+    if scenarios is not None:
+        unknown = sorted(set(scenarios) - set(SCENARIOS))
+        if unknown:
+            raise ValueError(f"unknown scenario {', '.join(map(repr, unknown))}; choose from {', '.join(SCENARIOS)}")
+        p = replace(p, scenarios=tuple(scenarios))
     if days < 1:
         raise ValueError(f"days must be at least 1 (got {days})")
     per_day = snapshots or p.snapshots
@@ -193,7 +201,7 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
             "loadManagerClassName": MODULAR_LOAD_MANAGER, "brokers": [c.broker_ids[b] for b in live],
             "leader": leader, "complete": True, "missingParts": [],
             "optionalParts": ["lb/broker-load-data", "lb/top-bundles"],
-            "generator": {"preset": p.name, "seed": c.seed, "step": step, "events": [
+            "generator": {"preset": p.name, "seed": c.seed, "step": step, "scenarios": list(p.scenarios), "events": [
                 e for e in c.events if e["ts"] == ts]},
         }
         domains = {b: z for z, bs in zones.items() for b in bs}
@@ -245,11 +253,11 @@ def _local_broker_data(c: Cluster, b: int, ts: int, last_stats: dict, rng: np.ra
     cores, speed = float(c.cores[b]), float(c.speed[b])
     noise = float(rng.lognormal(0.0, 0.05))
     cpu_limit = cores * 100.0
-    cpu = min(cpu_limit, (0.04 * cpu_limit + (rin + rout) / 120.0 / speed + (tin + tout) / 2.0e6) * noise)
+    cpu = min(cpu_limit, (0.04 * cpu_limit + cpu_points(rin + rout, tin + tout, speed)) * noise)
     nic_limit = float(c.nic_gbps[b]) * 1_000_000.0  # kbit/s
     # NIC in: producers' bytes; NIC out: consumers' bytes plus two bookie replicas of every write.
     bw_in = (tin * 8 / 1000.0) * 1.05 * noise
-    bw_out = ((tout + 2 * tin) * 8 / 1000.0) * 1.05 * noise
+    bw_out = nic_out_bits(tin, tout) / 1000.0 * noise
     heap_limit, direct_limit = float(c.heap_mib[b]), float(c.direct_mib[b])
     heap = heap_limit * float(rng.uniform(0.3, 0.7))
     direct = min(direct_limit, 256.0 + (tin + tout) / 1.0e5)

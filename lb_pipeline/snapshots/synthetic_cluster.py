@@ -29,11 +29,20 @@ class Preset:
     interval_minutes: int
     bundles_per_namespace: tuple[int, ...]
     topics_per_namespace: int
+    scenarios: tuple[str, ...] = ()  # named shapes beyond the realistic default (``SCENARIOS``)
 
+
+# Named scenarios: shapes a preset has only when it names them (``generate --scenario``), recorded in each
+# snapshot's manifest (``generator.scenarios``). Without one, no topic needs more than half of the weakest broker
+# at the daily peak (``servable``): a preset's comparisons are not decided by one topic no broker could serve.
+SCENARIOS = {
+    "hot-topic": "one topic carries 26,000 msg/s in by itself, alone above the 30,000 msg/s (in+out) split limit "
+                 "and more than a 4-core broker serves: a hot bundle no split can help",
+}
 
 PRESETS: dict[str, Preset] = {
     "demo": Preset("demo", brokers=6, topics=900, snapshots=24, interval_minutes=60,
-                   bundles_per_namespace=(4, 8, 16), topics_per_namespace=150),
+                   bundles_per_namespace=(4, 8, 16), topics_per_namespace=150, scenarios=("hot-topic",)),
     "S": Preset("S", brokers=20, topics=10_000, snapshots=24, interval_minutes=60,
                 bundles_per_namespace=(8, 16, 32, 64), topics_per_namespace=500),
     "M": Preset("M", brokers=100, topics=100_000, snapshots=24, interval_minutes=60,
@@ -77,7 +86,7 @@ class Cluster:
     live: np.ndarray  # bool per broker
     start_ts: np.ndarray  # broker start timestamps (ms)
     growing_ns: int
-    hot_topic: int
+    hot_topic: int  # the topic of the "hot-topic" scenario (-1: not in this history)
     seed: int = 0
     events: list[dict] = field(default_factory=list)
     topic_live: np.ndarray | bool = True  # topics created so far (multi-day histories create topics as they go)
@@ -149,14 +158,18 @@ def build_cluster(preset: Preset, seed: int, start_ms: int, cluster: str = "demo
     base_rate = popularity / popularity.sum() * capacity_msgs * 0.12
     base_rate[rng.random(len(names)) < 0.04] = 0.0  # idle topics exist
     steady = topic_ns_arr != n_ns - 1  # the hot topic is not in the growing namespace
-    hot_topic = int(np.flatnonzero(steady)[np.argmax(base_rate[steady])])
-    base_rate[hot_topic] = max(base_rate[hot_topic], 26_000.0)  # alone above the 30k msg/s (in+out) split limit
+    fanout = rng.choice([0, 1, 1, 2, 3], size=len(names))
+    base_rate = servable(base_rate, fanout, msg_size, cores, speed, nic, growth=np.where(steady, 1.0, 3.0))
+    hot_topic = -1
+    if "hot-topic" in preset.scenarios:
+        hot_topic = int(np.flatnonzero(steady)[np.argmax(base_rate[steady])])
+        base_rate[hot_topic] = max(base_rate[hot_topic], 26_000.0)  # alone above the 30k msg/s (in+out) split limit
 
     cluster_ = Cluster(
         name=cluster, broker_ids=broker_ids, cores=cores, nic_gbps=nic, heap_mib=heap, direct_mib=direct,
         speed=speed, namespaces=namespaces, layouts=layouts, aa_group=aa_group, bundle_ns=bundle_ns,
         bundle_range=bundle_range, topic_names=names, topic_bundle=topic_bundle, topic_ns=topic_ns_arr,
-        base_rate=base_rate, msg_size=msg_size, fanout=rng.choice([0, 1, 1, 2, 3], size=len(names)),
+        base_rate=base_rate, msg_size=msg_size, fanout=fanout,
         consumers_per_sub=rng.integers(1, 4, size=len(names)), producers=rng.integers(1, 5, size=len(names)),
         persistent=persistent_arr, owner=np.full(len(bundle_ns), -1), live=np.ones(n_brokers, dtype=bool),
         start_ts=start_ms - rng.integers(1, 30, size=n_brokers) * 86_400_000,
@@ -167,6 +180,41 @@ def build_cluster(preset: Preset, seed: int, start_ms: int, cluster: str = "demo
     weights = cores[:-1] * rng.uniform(0.5, 1.5, size=n_brokers - 1)
     cluster_.owner[:] = rng.choice(n_brokers - 1, size=len(bundle_ns), p=weights / weights.sum())
     return cluster_
+
+
+def cpu_points(msgs: np.ndarray | float, bytes_: np.ndarray | float, speed: np.ndarray | float):
+    """CPU points (100 a core) that ``msgs`` msg/s and ``bytes_`` bytes/s, in and out, cost a broker of ``speed``:
+    the generator's capacity model (``generate._local_broker_data`` adds 4 % of the limit at rest)."""
+    return msgs / 120.0 / speed + bytes_ / 2.0e6
+
+
+def nic_out_bits(bytes_in: np.ndarray | float, bytes_out: np.ndarray | float):
+    """Bits/s a broker sends: its consumers' bytes plus two bookie replicas of every write (5 % framing)."""
+    return (bytes_out + 2 * bytes_in) * 8 * 1.05
+
+
+def servable(rate: np.ndarray, fanout: np.ndarray, msg_size: np.ndarray, cores: np.ndarray, speed: np.ndarray,
+             nic_gbps: np.ndarray, growth: np.ndarray | float = 1.0, share: float = 0.5,
+             peak: float = 1.45) -> np.ndarray:
+    """Topic rates (msg/s in) capped so that none needs more than ``share`` of the weakest broker's CPU or of the
+    smallest NIC at the daily peak (``peak``; times ``growth`` where a namespace grows during the day); what the cap
+    takes off is spread over the other topics in proportion to their rates, so the cluster's total stays. Pulsar
+    balances by moving bundles: a topic too large for a broker is a named scenario, not the shape of every history."""
+    weak = int(np.argmin(cores * speed))
+    cpu = share * cores[weak] * 100.0 / cpu_points(1.0 + fanout, msg_size * (1.0 + fanout), speed[weak])
+    nic = share * float(nic_gbps.min()) * 1e9 / nic_out_bits(msg_size, msg_size * fanout)
+    limit = np.minimum(cpu, nic) / (peak * growth)
+    out, total = rate.astype(float), float(rate.sum())
+    for _ in range(50):
+        over = out > limit
+        if not over.any():
+            break
+        out[over] = limit[over]
+        free = (out > 0) & (out < limit)
+        if not free.any():
+            break
+        out[free] *= (total - out[~free].sum()) / out[free].sum()
+    return np.minimum(out, limit)
 
 
 def _reassign(cluster: Cluster, bundle_ids: np.ndarray, rng: np.random.Generator) -> None:
