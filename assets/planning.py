@@ -42,10 +42,12 @@ def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig,
 @dg.asset(key=["gold", "pathologies"],
           deps=[key("silver", "broker_usage"), key("silver", "bundle_stats"), key("bronze", "broker_reports"),
                 key("bronze", "ownership"), key("bronze", "namespaces"), key("bronze", "snapshots"),
-                key("bronze", "failure_domains"), key("bronze", "config")], **options("planning"))
+                key("bronze", "failure_domains"), key("bronze", "config"), key("gold", "anti_affinity_audit")],
+          **options("planning"))
 def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """The night's findings: idle brokers beside hot ones, unsplittable hot bundles, broken usage, overload in an
-    ignored resource, ping-pong, namespaces with too few bundles, unbalanced domains, mixed versions."""
+    ignored resource, ping-pong, namespaces with too few bundles, unbalanced domains, mixed versions, anti-affinity
+    placements Pulsar would not make."""
     day, s, lk = context.partition_key, spark.session, lake.lake
 
     def read(layer, table):
@@ -53,7 +55,8 @@ def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: L
 
     df = find_pathologies(read("silver", "broker_usage"), read("bronze", "broker_reports"), read("silver", "bundle_stats"),
                           read("bronze", "ownership"), silver.layouts(read("bronze", "namespaces"), read("bronze", "ownership")),
-                          read("bronze", "snapshots"), read("bronze", "failure_domains"), day_configs(s, lk, day))
+                          read("bronze", "snapshots"), read("bronze", "failure_domains"), day_configs(s, lk, day),
+                          read("gold", "anti_affinity_audit") if lk.exists(s, "gold", "anti_affinity_audit") else None)
     written, meta = write_table(s, lk, df, "gold", "pathologies", day)
     meta["findings_by_severity"] = dg.MetadataValue.json(
         {r["severity"]: r["count"] for r in written.groupBy("severity").count().collect()})

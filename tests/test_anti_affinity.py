@@ -73,3 +73,43 @@ def test_audit_lists_brokers_and_domains_holding_too_many():
 def test_audit_is_quiet_when_the_group_is_spread():
     ownership = {f"t/ns{i}/0x00000000_0xffffffff": b for i, b in zip(range(1, 5), ["b1", "b3", "b2", "b4"])}
     assert aa.audit(ownership, GROUPS, DOMAINS, DOMAINS) == []
+
+
+MOVED_GROUPS = {"t/a": "g", "t/b": "G", "t/c": "g", "t/x": None}
+BEFORE = {"t/a/0x0_0x8": "b1", "t/a/0x8_0xf": "b1", "t/b/0x0_0xf": "b2", "t/c/0x0_0xf": "b3", "t/x/0x0_0xf": "b3"}
+
+
+def test_a_group_bundle_moved_beside_its_group_while_a_broker_held_none_is_a_placement_pulsar_would_not_make():
+    (m,) = aa.placements_pulsar_would_not_make(BEFORE, {**BEFORE, "t/b/0x0_0xf": "b1"}, MOVED_GROUPS, ["b1", "b2", "b3", "b4"])
+    assert (m.bundle, m.group, m.source, m.broker, m.count, m.least) == ("t/b/0x0_0xf", "g", "b2", "b1", 1, 0)
+    assert set(m.kept) == {"b2", "b4"}  # the brokers holding none of the group
+
+
+def test_moves_pulsar_makes_or_is_forced_to_are_not_flagged():
+    brokers = ["b1", "b2", "b3", "b4"]
+    assert aa.placements_pulsar_would_not_make(BEFORE, {**BEFORE, "t/b/0x0_0xf": "b4"}, MOVED_GROUPS, brokers) == []
+    # b2 and b4 gone: every broker left holds one namespace of the group, so beside another is where it must go
+    assert aa.placements_pulsar_would_not_make(BEFORE, {**BEFORE, "t/b/0x0_0xf": "b1"}, MOVED_GROUPS, ["b1", "b3"]) == []
+    # a namespace without a group goes anywhere; a split's children stay on the parent's owner
+    assert aa.placements_pulsar_would_not_make(BEFORE, {**BEFORE, "t/x/0x0_0xf": "b1"}, MOVED_GROUPS, brokers) == []
+    split = {**{k: v for k, v in BEFORE.items() if k != "t/b/0x0_0xf"}, "t/b/0x0_0x8": "b2", "t/b/0x8_0xf": "b2"}
+    assert aa.placements_pulsar_would_not_make(BEFORE, split, MOVED_GROUPS, brokers) == []
+
+
+def test_two_moves_between_snapshots_are_judged_in_either_order():
+    """t/c leaves b3 for b4 and t/b leaves b2 for b3: counted from the snapshot before, b3 still held t/c; after the
+    first move it held none, and Pulsar may have made them in that order."""
+    after = {**BEFORE, "t/c/0x0_0xf": "b4", "t/b/0x0_0xf": "b3"}
+    assert aa.placements_pulsar_would_not_make(BEFORE, after, MOVED_GROUPS, ["b1", "b2", "b3", "b4"]) == []
+
+
+def test_failure_domains_may_keep_a_broker_the_broker_count_alone_would_not():
+    """With domains on, Pulsar keeps the domain holding the fewest first: b1, alone in z1 and holding t/a, against
+    z2's b3 and b4 holding t/c and t/d; by brokers alone, the emptied b2 would be the only one kept."""
+    groups = {**MOVED_GROUPS, "t/d": "g"}
+    before = {"t/a/0x0_0xf": "b1", "t/b/0x0_0xf": "b2", "t/c/0x0_0xf": "b3", "t/d/0x0_0xf": "b4"}
+    domains = {"b1": "z1", "b2": "z2", "b3": "z2", "b4": "z2"}
+    after = {**before, "t/b/0x0_0xf": "b1"}
+    assert aa.placements_pulsar_would_not_make(before, after, groups, ["b1", "b2", "b3", "b4"], domains) == []
+    (m,) = aa.placements_pulsar_would_not_make(before, after, groups, ["b1", "b2", "b3", "b4"])
+    assert m.kept == ("b2",)

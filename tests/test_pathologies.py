@@ -64,7 +64,12 @@ def test_a_hot_bundle_of_one_topic_is_unsplittable_and_a_hot_bundle_of_many_is_n
     one = spark.createDataFrame([("c", _t(0), DAY, "t/ns/0x0_0x1", "b0", "persistent://t/ns/hot", 0.97, 26000.0,
                                   9000.0, 1e6, 1e6)], STATS)
     found = _rows(p.unsplittable_bundles(one, CONFIG))
-    assert [f["subject"] for f in found] == ["t/ns/0x0_0x1"] and "partitions" in found[0]["action"]
+    assert [f["subject"] for f in found] == ["t/ns/0x0_0x1"]
+    assert "to a new partitioned topic" in found[0]["action"] and "update-partitioned-topic" not in found[0]["action"]
+    partition = spark.createDataFrame([("c", _t(0), DAY, "t/ns/0x0_0x1", "b0", "persistent://t/ns/hot-partition-3",
+                                        0.97, 26000.0, 9000.0, 1e6, 1e6)], STATS)
+    (advice,) = [f["action"] for f in _rows(p.unsplittable_bundles(partition, CONFIG))]
+    assert advice.startswith("Give persistent://t/ns/hot more partitions (topics update-partitioned-topic")
     many = spark.createDataFrame([("c", _t(0), DAY, "t/ns/0x0_0x1", "b0", "persistent://t/ns/a", 0.2, 26000.0,
                                    9000.0, 1e6, 1e6),
                                   ("c", _t(0), DAY, "t/ns/0x1_0x2", "b0", "persistent://t/ns/b", 1.0, 100.0, 100.0,
@@ -231,3 +236,41 @@ def test_a_namespace_at_or_over_its_clusters_bundle_cap_is_found_and_one_below_a
     assert found["acme/orders"]["summary"].startswith("16 bundles, over loadBalancerNamespaceMaximumBundles=10")
     assert found["acme/orders"]["snapshots"] == 1  # the night's last layout decides
     assert _rows(pc.bundle_cap(layouts, CONFIG)) == []  # the default cap, 128: the same namespaces are no finding
+
+
+OWNERSHIP = ("cluster string, snapshot_ts timestamp, snapshot_date string, broker string, bundle string, "
+             "namespace string, bundle_range string, assignment string, is_active boolean")
+NAMESPACES = ("cluster string, snapshot_ts timestamp, snapshot_date string, namespace string, boundaries array<string>, "
+              "num_bundles int, anti_affinity_group string")
+SNAPSHOTS = "cluster string, snapshot_ts timestamp, snapshot_date string, brokers array<string>"
+
+
+def _aa_night(spark, owners: list[dict[str, str]], brokers: list[list[str]]):
+    """Per snapshot: bundle → owner, and the live brokers; namespaces t/a, t/b, t/c in group g."""
+    from lb_pipeline.transforms.anti_affinity import anti_affinity_audit
+
+    own = spark.createDataFrame([("c", _t(i), DAY, b, bundle, bundle.rsplit("/", 1)[0], bundle.rsplit("/", 1)[1], None, True)
+                                 for i, o in enumerate(owners) for bundle, b in o.items()], OWNERSHIP)
+    ns = spark.createDataFrame([("c", _t(i), DAY, n, ["0x00000000", "0xffffffff"], 1, "g")
+                                for i in range(len(owners)) for n in ("t/a", "t/b", "t/c")], NAMESPACES)
+    snaps = spark.createDataFrame([("c", _t(i), DAY, b) for i, b in enumerate(brokers)], SNAPSHOTS)
+    domains = spark.createDataFrame([], "cluster string, snapshot_ts timestamp, snapshot_date string, domain string, "
+                                        "broker string")
+    return anti_affinity_audit(own, ns, domains, snaps)
+
+
+def test_a_group_bundle_moved_where_pulsar_would_not_place_it_is_a_finding_and_a_forced_one_is_not(spark):
+    start = {"t/a/0x00000000_0xffffffff": "b1", "t/b/0x00000000_0xffffffff": "b2", "t/c/0x00000000_0xffffffff": "b3"}
+    moved = {**start, "t/b/0x00000000_0xffffffff": "b1"}  # beside t/a while b4 holds none of the group
+    audit = _aa_night(spark, [start, moved], [["b1", "b2", "b3", "b4"]] * 2)
+    (row,) = _rows(audit.where("scope = 'placement'"))
+    assert (row["place"], row["namespaces"], row["namespace_count"], row["least_count"]) == ("b1", ["t/b"], 1, 0)
+    assert "moved from b2 to b1" in row["message"] and "keeps b2, b4" in row["message"]
+    (found,) = _rows(pc.anti_affinity_placements(audit))
+    assert (found["detector"], found["subject"], found["severity"]) == (
+        "anti-affinity placement Pulsar would not make", "g", "warning")
+    assert "t/b/0x00000000_0xffffffff" in found["summary"] and "by hand" in found["action"]
+
+    # b2 left and every broker still up holds one namespace of the group: beside another is where Pulsar puts it
+    forced = _aa_night(spark, [start, moved], [["b1", "b2", "b3"], ["b1", "b3"]])
+    assert _rows(forced.where("scope = 'placement'")) == [] and _rows(pc.anti_affinity_placements(forced)) == []

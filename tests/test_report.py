@@ -32,7 +32,7 @@ def _context(**over):
                  "detail": EVIL, "share": 0.9}],
         "near": [{"bundle": f"t/ns/{EVIL}", "owner_broker": "b1", "topics": 0.9, "sessions": 0.1, "msg_rate": 0.5,
                   "throughput": 0.2}],
-        "near_cap": [], "cap": 128, "violations": [], "checks": [{"success": False}],
+        "near_cap": [], "cap": 128, "violations": [], "misplaced": [], "checks": [{"success": False}],
         "failed_checks": [{"suite": "bronze.x", "expectation": "e", "column_name": "c", "severity": "critical",
                            "unexpected_count": 1, "unexpected_values": EVIL, "unexpected_rows": f'[{{"broker": "{EVIL}"}}]'}],
         "quality_trend": [{"snapshot_date": EVIL, "evaluated": 3, "critical": 1, "warnings": 0}], "quarantined": [],
@@ -42,7 +42,7 @@ def _context(**over):
         "replay_accuracy": {"strategy": EVIL, "predicted": 3, "moved": 4, "confirmed": 2, "destination_agrees": 1,
                             "precision": 2 / 3, "recall": 0.5},
         "docs_vs_code": [], "provenance": {"run_id": "r", "partition": DEMO_DAY, "generated_at": "now", "versions": {}},
-        "simulation": {"runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1, "spread": 0.08,
+        "simulation": {"generated": False, "runs": [{"strategy": "AvgShedder", "params": f"k={EVIL}", "usage_std_mean": 0.1, "spread": 0.08,
                                  "peak_usage": 0.97, "pinned_broker_minutes": 2, "on_front": True,
                                  "simulated": True,
                                  "max_over_mean_p95": 1.2, "overloaded_broker_minutes": 3, "unloads": 2, "splits": 1, "ping_pongs": 0,
@@ -308,3 +308,18 @@ def test_the_splits_to_do_are_those_of_the_trigger_the_configured_load_manager_r
         assert f"as {says} would" in unescape(render_nightly(ctx))
 
 
+
+
+def test_anti_affinity_moves_pulsar_would_not_make_are_warnings_and_uneven_spreads_pulsar_leaves_are_not():
+    from datetime import datetime
+
+    uneven = {"message": "broker b1 holds 2 namespaces of group g while another broker holds 1", "namespaces": ["t/a", "t/b"]}
+    moved = {"snapshot_ts": datetime(2026, 1, 15, 3, 0), "message": f"bundle t/b/0x0_0xf of group g moved from b2 to b1{EVIL}"}
+    html = render_nightly(_context(violations=[uneven], misplaced=[moved]))
+    section = html[html.index('data-testid="anti-affinity"'):]
+    section = section[:section.index("</section>")]
+    assert 'class="warn" data-testid="aa-misplaced">03:00: bundle t/b/0x0_0xf of group g moved from b2 to b1' in section
+    assert 'data-testid="aa-uneven"' in section and '<p class="warn">broker b1 holds' not in section
+    assert EVIL not in html
+    calm = render_nightly(_context(violations=[], misplaced=[]))
+    assert "are spread evenly" in calm and 'data-testid="aa-misplaced"' not in calm

@@ -129,3 +129,58 @@ def audit(ownership: Mapping[str, str], groups: Mapping[str, str | None], broker
                                                  f"{scope} {place} holds {len(nss)} namespaces of group {group} "
                                                  f"while another {scope} holds {least}"))
     return findings
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A bundle of an anti-affinity group that arrived on a broker Pulsar's filter would not have kept."""
+
+    bundle: str
+    group: str
+    broker: str  # where it arrived
+    source: str | None
+    count: int  # namespaces of the group the broker held besides this bundle's
+    least: int  # the fewest any live broker held
+    kept: tuple[str, ...]  # the brokers the filter keeps (modular counting, no failure domains)
+
+
+def _kept_anywhere(namespace: str, ownership: Mapping[str, str], groups: Mapping[str, str | None], brokers: list[str],
+                   broker_domain: Mapping[str, str] | None) -> set[str]:
+    """Brokers Pulsar's anti-affinity filter keeps for a bundle of ``namespace`` under any of its counting models
+    (modular: namespaces; extensible: bundles) with failure domains on or off."""
+    kept: set[str] = set()
+    for counts in (owned_counts_modular(namespace, ownership, groups), owned_counts_extensible(namespace, ownership, groups)):
+        for domains in (False, True):
+            kept |= set(filter_candidates(brokers, counts, broker_domain, domains and bool(broker_domain)))
+    return kept
+
+
+def placements_pulsar_would_not_make(before: Mapping[str, str], after: Mapping[str, str],
+                                     groups: Mapping[str, str | None], brokers: Iterable[str],
+                                     broker_domain: Mapping[str, str] | None = None) -> list[Placement]:
+    """Bundles of a group's namespaces that changed owner between two snapshots (``before``, ``after``: bundle →
+    owner; ``brokers``: the live brokers of ``after``) onto a broker that Pulsar's placement would not pick: one the
+    anti-affinity filter (``LoadManagerShared.filterAntiAffinityGroupOwnedBrokers``) drops, whether it counted from
+    the ownership the move started from or the one it ended in (moves between two snapshots come in an unknown
+    order), with or without the broker it left among the candidates (a restarting broker is down while its
+    bundles are placed), under either load manager's counting, with failure domains on or off. Uneven spreads that
+    Pulsar's own placement leaves (more namespaces than brokers, a broker that was down, a group set after the
+    bundles were placed) are not such placements. Bundles that appear (a split's children stay on the parent's
+    owner) are not placements either."""
+    brokers = sorted(brokers)
+    out = []
+    for bundle, broker in sorted(after.items()):
+        source = before.get(bundle)
+        ns = bundle.rsplit("/", 1)[0]
+        group = _group_of(ns, groups)
+        if group is None or source is None or source == broker or broker not in brokers:
+            continue
+        states = [{b: o for b, o in before.items() if b != bundle}, {b: o for b, o in after.items() if b != bundle}]
+        others = [b for b in brokers if b != source]  # a restarting source was down while its bundles were placed
+        if any(broker in _kept_anywhere(ns, s, groups, c, broker_domain) for s in states for c in (brokers, others)):
+            continue
+        counts = owned_counts_modular(ns, states[0], groups) or {}
+        kept = filter_candidates(brokers, counts)
+        out.append(Placement(bundle, group, broker, source, counts.get(broker, 0),
+                             min(counts.get(b, 0) for b in brokers), tuple(kept)))
+    return out

@@ -179,6 +179,7 @@ def build_cluster(preset: Preset, seed: int, start_ms: int, cluster: str = "demo
     # Initial ownership: weighted by cores with a skew, so that the cluster starts unbalanced.
     weights = cores[:-1] * rng.uniform(0.5, 1.5, size=n_brokers - 1)
     cluster_.owner[:] = rng.choice(n_brokers - 1, size=len(bundle_ns), p=weights / weights.sum())
+    _anti_affine(cluster_, np.arange(len(bundle_ns)), np.arange(n_brokers - 1))
     return cluster_
 
 
@@ -221,6 +222,27 @@ def _reassign(cluster: Cluster, bundle_ids: np.ndarray, rng: np.random.Generator
     live = np.flatnonzero(cluster.live)
     if len(live) and len(bundle_ids):
         cluster.owner[bundle_ids] = rng.choice(live, size=len(bundle_ids))
+        _anti_affine(cluster, bundle_ids, live)
+
+
+def _anti_affine(cluster: Cluster, bundle_ids: np.ndarray, live: np.ndarray) -> None:
+    """Bundles of an anti-affinity group's namespaces, placed in turn, go where Pulsar's filter lets them
+    (``anti_affinity.filter_candidates``, modular counting): the drawn broker if the filter keeps it, else the kept
+    broker at the drawn one's position (no further draw, so the rest of the history stays the same)."""
+    from lb_pipeline.algorithms.anti_affinity import filter_candidates, owned_counts_modular
+
+    grouped = [k for k, ns in enumerate(cluster.bundle_ns) if cluster.aa_group.get(ns)]  # the filter counts only these
+    names = {k: f"{cluster.bundle_ns[k]}/{cluster.bundle_range[k]}" for k in grouped}
+    brokers = [cluster.broker_ids[b] for b in live]
+    for n in bundle_ids.tolist():
+        if n not in names:
+            continue
+        owners = {names[k]: cluster.broker_ids[cluster.owner[k]] for k in grouped if k != n and cluster.owner[k] >= 0}
+        kept = filter_candidates(brokers, owned_counts_modular(cluster.bundle_ns[n], owners, cluster.aa_group))
+        drawn = cluster.broker_ids[cluster.owner[n]]
+        if kept and drawn not in kept:
+            cluster.owner[n] = cluster.broker_ids.index(kept[brokers.index(drawn) % len(kept)] if drawn in brokers
+                                                        else kept[0])
 
 
 def apply_events(cluster: Cluster, step: int, n_steps: int, ts_ms: int, rng: np.random.Generator) -> None:

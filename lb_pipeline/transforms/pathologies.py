@@ -178,11 +178,24 @@ def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig | Cluster
                  F.format_number(F.col("msg_rate_in") + F.col("msg_rate_out"), 0),
                  F.lit(" msg/s, above loadBalancerNamespaceBundleMaxMsgRate="), rate_text,
                  F.lit(" or the bandwidth limit")),
-        F.concat(F.lit("Partition "), F.col("hottest_topic"), F.lit(
-            " so its load can spread (no command here: how many partitions depends on its producers' keys; a "
-            "partitioned topic takes more with topics update-partitioned-topic, a non-partitioned one needs a new "
-            "partitioned topic); meanwhile isolate the bundle on a large broker.")),
+        _hot_topic_advice(F.col("hottest_topic")),
         ["snapshot_ts", "owner_broker", "hottest_topic", "hottest_topic_share", "msg_rate_in", "msg_rate_out"])
+
+
+def _hot_topic_advice(topic: Column) -> Column:
+    """What fits the topic: a partition of a partitioned topic takes more partitions (``topics
+    update-partitioned-topic`` on the partitioned topic; Pulsar refuses it for a plain topic), a plain topic needs a
+    new partitioned topic its producers move to; either way the bundle can meanwhile be isolated on a large broker.
+    No command: how many partitions depends on the producers' keys and ordering."""
+    partitioned = F.regexp_extract(topic, r"^(.*)-partition-[0-9]+$", 1)
+    return F.when(partitioned != "", F.concat(
+        F.lit("Give "), partitioned, F.lit(" more partitions (topics update-partitioned-topic on the partitioned "
+                                           "topic, with the count its producers' keys allow) so this partition's "
+                                           "load spreads; meanwhile isolate the bundle on a large broker."))
+    ).otherwise(F.concat(
+        F.lit("Move the producers of "), topic, F.lit(" to a new partitioned topic (topics create-partitioned-topic; "
+                                                      "a non-partitioned topic cannot take partitions) so its load "
+                                                      "spreads; meanwhile isolate the bundle on a large broker.")))
 
 
 def _per_resource(usage: DataFrame) -> DataFrame:

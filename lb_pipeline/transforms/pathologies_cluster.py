@@ -123,17 +123,33 @@ def mixed_versions(reports: DataFrame) -> DataFrame:
         ["snapshot_ts", "versions", "by_broker"])
 
 
+def anti_affinity_placements(audit: DataFrame) -> DataFrame:
+    """Bundles of an anti-affinity group moved onto a broker Pulsar's placement would not have picked
+    (``gold/anti_affinity_audit`` rows of scope ``placement``), one finding per group. Uneven spreads Pulsar's own
+    placement leaves (more namespaces than brokers, a broker that was down) are not findings."""
+    rows = audit.where(F.col("scope") == "placement")
+    return findings(
+        rows, "anti-affinity placement Pulsar would not make", F.col("group_name"), F.lit("warning"),
+        F.col("message"),
+        F.lit("Something other than Pulsar's placement moved these bundles (an unload with a destination broker, an "
+              "assignment by hand, or a load manager without the anti-affinity filter): unload each such bundle "
+              "without a destination so Pulsar places it, and find who moves bundles by hand."),
+        ["snapshot_ts", "place", "namespaces", "namespace_count", "least_count", "message"])
+
+
 def pathologies(usage: DataFrame, reports: DataFrame, bundle_stats: DataFrame, ownership: DataFrame,
                 layouts: DataFrame, snapshots: DataFrame, failure_domains: DataFrame,
-                config: PulsarConfig | ClusterConfigs) -> DataFrame:
-    """Every finding of the night (the report orders them by severity), each cluster's under its own configuration."""
+                config: PulsarConfig | ClusterConfigs, audit: DataFrame | None = None) -> DataFrame:
+    """Every finding of the night (the report orders them by severity), each cluster's under its own configuration.
+    ``audit``: ``gold/anti_affinity_audit`` of the night."""
     owned = p.owned_load(bundle_stats)
     parts = [p.idle_brokers(usage, reports, config, owned), p.broken_reporter(usage, owned),
              p.idle_shedding(usage, ownership, config),
              p.unsplittable_bundles(bundle_stats, config), p.broken_usage(usage),
              p.ignored_resources(usage, config), ping_pong(ownership), few_bundles(layouts, snapshots),
              bundle_cap(layouts, config),
-             unbalanced_domains(failure_domains, usage), mixed_versions(reports)]
+             unbalanced_domains(failure_domains, usage), mixed_versions(reports),
+             anti_affinity_placements(audit) if audit is not None else None]
     out = parts[0]
     for df in parts[1:]:
         if df is not None:
