@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -56,6 +57,14 @@ def _generate(args) -> int:
     print(f"wrote {len(dirs)} snapshots of {args.cluster} under {cluster_dir}"
           + (f" (scenario: {', '.join(named)})" if named else ""))
     return 0
+
+
+def _nightly(rest: list[str]) -> int:
+    """The nightly job is Dagster's (``assets.run``); the library imports no Dagster, so this hands the process over
+    to ``python -m assets.run`` with the same arguments (its exit status is the command's)."""
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "assets.run", *rest])
+    return 0  # not reached
 
 
 def _doctor(_args) -> int:
@@ -212,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--quiet", action="store_true")
     g.set_defaults(func=_generate)
 
+    n = sub.add_parser("nightly", add_help=False,
+                       help="the nightly job for every day of a landing folder (python -m assets.run: --landing, "
+                            "--lake, --reports, --day; --help for its own help)")
+    n.set_defaults(func=lambda _args: _nightly([]))
+
     d = sub.add_parser("doctor", help="check Java 17+ for Spark, and check (and repair) the cached Delta jars")
     d.set_defaults(func=_doctor)
 
@@ -287,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from lb_pipeline.terminal import escaping_output
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["nightly"]:  # every argument is the job's own (argparse would take --help and the options)
+        return _nightly(argv[1:])
     args = build_parser().parse_args(argv)
     with escaping_output():
         try:

@@ -33,3 +33,17 @@ def test_generate_refuses_an_unknown_scenario_by_name(tmp_path, capsys):
     assert main(["generate", "--out", str(tmp_path), "--snapshots", "1", "--scenario", "hot"]) != 0
     assert "unknown scenario 'hot'; choose from hot-topic, or none" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # refused before anything was written
+
+
+def test_the_nightly_job_runs_from_the_command_line_with_its_own_arguments_and_exit_status(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    lb = Path(sys.executable).with_name("lb-pipeline")
+    helped = subprocess.run([str(lb), "nightly", "--help"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert helped.returncode == 0 and "--landing LANDING" in helped.stdout and "--day DAY" in helped.stdout
+    (tmp_path / "landing").mkdir()
+    empty = subprocess.run([str(lb), "nightly", "--landing", "landing", "--lake", "lake"], capture_output=True,
+                           text=True, cwd=tmp_path, timeout=300)
+    assert empty.returncode == 2 and f"no snapshot directories to run under {tmp_path / 'landing'}" in empty.stderr
