@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 81 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 82 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import gzip
@@ -115,6 +115,8 @@ def build(landing: Path, outside: Path) -> Corpus:
     _edit(b1[0], lambda d: d["cpu"].update(usage=-500.0)); c.kind("cpu.usage -500", b1[0], "cpu_usage", {"broker_reports": 1})
     _edit(b1[1], lambda d: d.update(msgRateIn=1.0e308)); c.kind("rate 1.0E308", b1[1], "msg_rate_in", {"broker_reports": 1})
     _edit(b1[2], lambda d: d["cpu"].update(limit=-150.0)); c.kind("negative CPU limit", b1[2], "cpu_limit", {"broker_reports": 1})
+    tiny = _files(s[2], "lb/brokers/*")[1]  # 0.0f in Pulsar's float32 division: every cluster's night had stopped
+    _edit(tiny, lambda d: d["bandwidthIn"].update(limit=1e-300)); c.kind("limit 1e-300", tiny, "limits_usable", {"broker_reports": 1})
     _edit(b1[3], lambda d: d["lastStats"].update({"acme/orders/0xZZ_0x10": {}})); c.kind("non-hex bundle range", b1[3], "lastStats[acme/orders/0xZZ_0x10]", {})
     _edit(b1[4], lambda d: d.update(msgRateIn="fast")); c.kind("string for a number", b1[4], "msgRateIn", {"broker_reports": 1})
     _edit(o1[2], lambda d: d.update({"acme/orders/0x00000000_0x1ffffffff": d[_first(o1[2])]}))

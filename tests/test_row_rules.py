@@ -23,19 +23,20 @@ def test_row_rules_decide_alike_in_spark_at_ingest_and_in_python_for_validate_sn
 
     table = TABLES["broker_reports"]
     rows = _broker_rows(demo_landing)
-    assert len(rows) >= 5
+    assert len(rows) >= 6
     rows[0]["cpu_usage"] = -500.0
     rows[1]["cpu_limit"] = -150.0
     rows[2]["msg_rate_in"] = float("nan")
     rows[3]["bandwidth_in_usage"], rows[3]["bandwidth_in_limit"] = -1.0, -1.0  # off Linux: allowed
+    rows[5]["bandwidth_out_limit"] = 1e-300  # 0.0f in Pulsar's float32 division: an infinite usage
     rows.append(dict(rows[4]))  # one broker twice
     python_kept, python_rejected = row_rules.check_rows("broker_reports", rows)
     df = spark.createDataFrame(rows, f"{COMMON}, {table.schema}")
     spark_kept, spark_rejected = row_rules.split("broker_reports", df)
     assert sorted((r["broker"], f) for r, f, _ in python_rejected) == sorted(
         (json.loads(r.raw)["broker"], r.field) for r in spark_rejected.collect())
-    assert {r[1] for r in python_rejected} == {"cpu_usage", "cpu_limit", "msg_rate_in", "broker"}
-    assert len(python_kept) == spark_kept.count() == len(rows) - 5
+    assert {r[1] for r in python_rejected} == {"cpu_usage", "cpu_limit", "msg_rate_in", "limits_usable", "broker"}
+    assert len(python_kept) == spark_kept.count() == len(rows) - 6
 
 
 def test_marking_the_rows_shuffles_them_once_per_key_and_spells_out_reasons_only_for_the_broken(spark, demo_landing,

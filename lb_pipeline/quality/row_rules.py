@@ -23,6 +23,10 @@ UNIQUE = "expect_compound_columns_to_be_unique"
 ROW_RULES = ("expect_column_values_to_not_be_null", "expect_column_values_to_be_between",
              "expect_column_values_to_be_in_set", UNIQUE)
 _SNAPSHOT_KEY = ("cluster", "snapshot_ts", "snapshot_date")
+# Below this a resource limit Pulsar divides by in float32 (``ResourceUsage.percentUsage``) turns any usage into an
+# infinite (or NaN) percentage: 1e-300 rounds to 0.0f; no real limit (percent of a core, MB, kbit/s) is that small.
+SMALLEST_LIMIT = 1e-6
+LIMITS = ("cpu_limit", "memory_limit", "direct_memory_limit", "bandwidth_in_limit", "bandwidth_out_limit")
 
 
 @lru_cache(maxsize=None)
@@ -71,6 +75,7 @@ _DERIVED = {
     "boundaries_cover_ring": lambda r: bool(r["boundaries"]) and _positions(r)[0] == 0 and _positions(r)[-1] == 0xFFFFFFFF,
     "boundaries_increasing": lambda r: all(b > a for a, b in zip(_positions(r), _positions(r)[1:])),
     "bundle_count_matches": lambda r: len(r["boundaries"] or []) == (r["num_bundles"] or 0) + 1,
+    "limits_usable": lambda r: all(r[c] is None or r[c] <= 0 or r[c] >= SMALLEST_LIMIT for c in LIMITS),
 }
 
 

@@ -92,7 +92,15 @@ def ownership(read: Read) -> DataFrame:
 
 
 def broker_reports(read: Read) -> DataFrame:
-    return _in_day(read("bronze", "broker_reports"))
+    """``limits_usable``: every resource limit is none (≤ 0, which Pulsar reads as no limit) or at least
+    ``row_rules.SMALLEST_LIMIT``."""
+    from lb_pipeline.quality.row_rules import LIMITS, SMALLEST_LIMIT
+
+    usable = [F.coalesce((F.col(c) <= 0) | (F.col(c) >= SMALLEST_LIMIT), F.lit(True)) for c in LIMITS]
+    out = usable[0]
+    for u in usable[1:]:
+        out = out & u
+    return _in_day(read("bronze", "broker_reports")).withColumn("limits_usable", out)
 
 
 # How long after the snapshot's time the collector may still be reading the brokers' load reports.
