@@ -15,6 +15,7 @@ the few view columns the rules read are derived again in ``_DERIVED``; a test ho
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import lru_cache
 
 from lb_pipeline.quality.runner import load_suite
@@ -85,8 +86,7 @@ def check_rows(table: str, rows: list[dict]) -> tuple[list[dict], list[tuple[dic
     counts = {}
     for e in checked:
         if e["type"] == UNIQUE:
-            keys = [tuple(_value(r, c) for c in columns(e)) for r in rows]
-            counts[id(e)] = {k: keys.count(k) for k in set(keys)}
+            counts[id(e)] = Counter(tuple(_value(r, c) for c in columns(e)) for r in rows)  # linear in the rows
     kept, rejected = [], []
     for r in rows:
         broken = next((b for e in checked if (b := _broken(table, e, r, counts.get(id(e))))), None)
