@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lb_pipeline.ingest.landing import OPEN_COST, TASKS, list_day, packed, read_listed
-from lb_pipeline.ingest.tables import TABLES
+from lb_pipeline.ingest.tables import TABLES, locate
 
 DAY = "2026-01-15"
 GLOBS = {t.name: t.globs for t in TABLES.values()}
@@ -69,13 +69,15 @@ def test_a_linked_cluster_or_snapshot_directory_is_refused(snapshot, tmp_path):
 
 
 def test_directory_names_that_are_no_time_of_the_day_are_refused(snapshot):
-    for name in (f"{DAY}T25-61-00Z", f"{DAY}T08-00-00Z-copy"):
+    arabic = f"{DAY}T0\u0661-00-00Z"  # an Arabic-Indic one: the same instant as 01:00 to strptime
+    for name in (f"{DAY}T25-61-00Z", f"{DAY}T08-00-00Z-copy", arabic):
         (snapshot.parent / name / "cluster").mkdir(parents=True)
         (snapshot.parent / name / "cluster/failure-domains.json").write_text("{}")
     (snapshot.parent / "yesterday").mkdir()  # not of this day at all: not listed
     listing, files, refused = _listed(snapshot)
     assert {n: f for n, (f, _) in refused.items()} == {f"{DAY}T25-61-00Z": "(directory)",
-                                                       f"{DAY}T08-00-00Z-copy": "(directory)"}
+                                                       f"{DAY}T08-00-00Z-copy": "(directory)", arabic: "(directory)"}
+    assert locate(f"/l/c/{arabic}/manifest.json") is None
     assert "failure_domains" not in files
 
 

@@ -19,7 +19,7 @@ from lb_pipeline.formats.values import Problem
 from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, LOGS, NAMESPACE_GLOBS, TS_FORMAT, broker_from_file_stem
 
 COMMON = "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string"
-_SNAPSHOT_PATH = re.compile(r"/([^/]+)/(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z)/(.+)$")
+_SNAPSHOT_PATH = re.compile(r"/([^/]+)/([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z)/(.+)$")  # ASCII digits
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,6 +25,9 @@ FAILURE_DOMAINS = "cluster/failure-domains.json"
 ISOLATION_POLICIES = "cluster/isolation-policies.json"  # optional: namespace isolation policies (name → policy)
 LOGS = "logs"  # optional: the brokers' load-balancer log lines (collect --broker-log)
 TS_FORMAT = "%Y-%m-%dT%H-%M-%SZ"
+# A snapshot directory's name in ASCII digits only: strptime also reads other scripts' digits, so "…T0١-00-00Z"
+# (an Arabic-Indic one) had named the same instant as "…T01-00-00Z" and broken both snapshots.
+TS_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z")
 
 
 def broker_file_stem(broker: str) -> str:
@@ -116,6 +120,8 @@ def snapshot_dir_name(ts_ms: int) -> str:
 
 def snapshot_day(dir_name: str) -> str | None:
     """The UTC day of a snapshot directory name, or None if the name is not a valid snapshot time."""
+    if not TS_NAME.fullmatch(dir_name):
+        return None
     try:
         return datetime.strptime(dir_name, TS_FORMAT).strftime("%Y-%m-%d")
     except ValueError:
