@@ -105,11 +105,12 @@ def test_two_moves_between_snapshots_are_judged_in_either_order():
 
 def test_failure_domains_may_keep_a_broker_the_broker_count_alone_would_not():
     """With domains on, Pulsar keeps the domain holding the fewest first: b1, alone in z1 and holding t/a, against
-    z2's b3 and b4 holding t/c and t/d; by brokers alone, the emptied b2 would be the only one kept."""
+    z2 holding t/c and t/d on b3 and b4; by brokers alone, the empty b5 (or the emptied b2) would be kept."""
     groups = {**MOVED_GROUPS, "t/d": "g"}
     before = {"t/a/0x0_0xf": "b1", "t/b/0x0_0xf": "b2", "t/c/0x0_0xf": "b3", "t/d/0x0_0xf": "b4"}
-    domains = {"b1": "z1", "b2": "z2", "b3": "z2", "b4": "z2"}
+    domains = {"b1": "z1", "b2": "z2", "b3": "z2", "b4": "z2", "b5": "z2"}
     after = {**before, "t/b/0x0_0xf": "b1"}
-    assert aa.placements_pulsar_would_not_make(before, after, groups, ["b1", "b2", "b3", "b4"], domains) == []
-    (m,) = aa.placements_pulsar_would_not_make(before, after, groups, ["b1", "b2", "b3", "b4"])
-    assert m.kept == ("b2",)
+    brokers = ["b1", "b2", "b3", "b4", "b5"]
+    assert aa.placements_pulsar_would_not_make(before, after, groups, brokers, domains) == []
+    (m,) = aa.placements_pulsar_would_not_make(before, after, groups, brokers)
+    assert m.kept == ("b2", "b5")
