@@ -238,11 +238,10 @@ def test_a_namespace_at_or_over_its_clusters_bundle_cap_is_found_and_one_below_a
     assert _rows(pc.bundle_cap(layouts, CONFIG)) == []  # the default cap, 128: the same namespaces are no finding
 
 
-OWNERSHIP = ("cluster string, snapshot_ts timestamp, snapshot_date string, broker string, bundle string, "
+BRONZE_OWNERSHIP = ("cluster string, snapshot_ts timestamp, snapshot_date string, broker string, bundle string, "
              "namespace string, bundle_range string, assignment string, is_active boolean")
-NAMESPACES = ("cluster string, snapshot_ts timestamp, snapshot_date string, namespace string, boundaries array<string>, "
+BRONZE_NAMESPACES = ("cluster string, snapshot_ts timestamp, snapshot_date string, namespace string, boundaries array<string>, "
               "num_bundles int, anti_affinity_group string")
-SNAPSHOTS = "cluster string, snapshot_ts timestamp, snapshot_date string, brokers array<string>"
 
 
 def _aa_night(spark, owners: list[dict[str, str]], brokers: list[list[str]]):
@@ -250,9 +249,9 @@ def _aa_night(spark, owners: list[dict[str, str]], brokers: list[list[str]]):
     from lb_pipeline.transforms.anti_affinity import anti_affinity_audit
 
     own = spark.createDataFrame([("c", _t(i), DAY, b, bundle, bundle.rsplit("/", 1)[0], bundle.rsplit("/", 1)[1], None, True)
-                                 for i, o in enumerate(owners) for bundle, b in o.items()], OWNERSHIP)
+                                 for i, o in enumerate(owners) for bundle, b in o.items()], BRONZE_OWNERSHIP)
     ns = spark.createDataFrame([("c", _t(i), DAY, n, ["0x00000000", "0xffffffff"], 1, "g")
-                                for i in range(len(owners)) for n in ("t/a", "t/b", "t/c")], NAMESPACES)
+                                for i in range(len(owners)) for n in ("t/a", "t/b", "t/c")], BRONZE_NAMESPACES)
     snaps = spark.createDataFrame([("c", _t(i), DAY, b) for i, b in enumerate(brokers)], SNAPSHOTS)
     domains = spark.createDataFrame([], "cluster string, snapshot_ts timestamp, snapshot_date string, domain string, "
                                         "broker string")
