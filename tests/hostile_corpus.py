@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 82 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 83 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import gzip
@@ -143,11 +143,12 @@ def build(landing: Path, outside: Path) -> Corpus:
     topic_edit(t2[2], lambda ts, t: ts[t].update(producerCount=True)); c.kind("boolean for a number", t2[2], ".producerCount", {"topic_stats": 1})
     topic_edit(t2[3], lambda ts, t: ts.update({"persistent://acme": ts[t]})); c.kind("topic without a local name", t2[3], "persistent://acme]", {})
     src = json.loads(t2[5].read_text())
-    ns = next(iter(src)); rng = next(iter(src[ns])); topic = next(iter(src[ns][rng]["persistent"]))
     # in a bundle of its namespace that the other broker owns too: both copies are owned, which is right cannot be
-    # told, and neither lands
-    other = next(b.rsplit("/", 1)[1] for b in json.loads(_files(s[2], "ownership/*")[4].read_text())
-                 if b.rsplit("/", 1)[0] == ns)
+    # told, and neither lands (a namespace both brokers hold bundles of: not one anti-affinity keeps apart)
+    owned4 = [b.rsplit("/", 1) for b in json.loads(_files(s[2], "ownership/*")[4].read_text())]
+    ns = next(n for n in src if any(o == n for o, _ in owned4) and any(src[n][r].get("persistent") for r in src[n]))
+    rng = next(r for r in src[ns] if src[ns][r].get("persistent")); topic = next(iter(src[ns][rng]["persistent"]))
+    other = next(r for o, r in owned4 if o == ns)
     _edit(t2[4], lambda d: d.setdefault(ns, {}).setdefault(other, {}).setdefault("persistent", {}).update(
         {topic: src[ns][rng]["persistent"][topic]}))
     c.kind("topic reported by two brokers", t2[4], "topic", {})
