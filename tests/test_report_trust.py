@@ -20,7 +20,8 @@ def test_the_simulations_validation_never_reads_zero_percent_for_nothing_to_scor
                                    recall=float("nan"))
     text = re.sub(r"<[^>]+>", " ", render_nightly({**ctx, "simulation": none_made}))
     part = text.split("How far to trust it")[1][:400]
-    assert "predicted 0 of the 0 unloads" in part and "recall" not in part and "nan" not in part
+    assert "predicted 2 unload(s) where the cluster made none" in part  # not "0 of the 0 … (precision 0.0 %)"
+    assert "0 of the 0" not in part and "recall" not in part and "nan" not in part and "0.0" not in part
 
 
 def _validation_line(html: str) -> str:
