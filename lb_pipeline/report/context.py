@@ -20,7 +20,7 @@ from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
 from lb_pipeline.report.nights import findings_trend, nights_context
 from lb_pipeline.report.planning import capacity_context, findings_context
-from lb_pipeline.report.simulation import decided, simulation_context
+from lb_pipeline.report.simulation import decided, generated, simulation_context
 from lb_pipeline.report.waves import check_wave, rates_after, spread
 from lb_pipeline.transforms import silver
 from lb_pipeline.transforms.nights import gold_night_metrics
@@ -124,7 +124,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
                 for layer, table in TABLES if lake.exists(spark, layer, table)}
 
     # the one query the others wait for: the night's last snapshot
-    snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader", "missing_parts")
+    snap_rows = _rows(snapshots.select("cluster", "snapshot_ts", "brokers", "leader", "missing_parts", "tool")
                       .orderBy("snapshot_ts")) if snapshots else []
     latest = snap_rows[-1]["snapshot_ts"] if snap_rows else None
     # namespace files the last snapshot misses: their anti-affinity groups cannot be audited
@@ -171,6 +171,8 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         bundle_rates = {r["bundle"]: r["rate"] for r in moved_rows}
         bundle_topics = {r["bundle"]: r["topics"] for r in moved_rows}
     sim = simulation.result()
+    if sim is not None:  # from the snapshot rows already collected, not a query of its own
+        sim["generated"] = generated([r["tool"] for r in snap_rows])
     decision = decided(sim, strategy)
     act_as = decision["act_as"]
     strategies = []

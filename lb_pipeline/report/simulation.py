@@ -50,17 +50,13 @@ def simulation_context(read) -> dict | None:
     notes = sorted({n for r in runs for n in (r["notes"] or "").split("; ") if n.startswith(("bundle traffic", "bundles split", "no topic-level stats"))})
     checked = [r for r in runs if r.get("recorded_unloads") is not None]
     return {"runs": runs, "recommendation": rec, "series": series, "labels": labels, "notes": notes,
-            "validation": checked[0] if checked else None, "against_log": against_log(read),
-            "generated": generated(read("bronze", "snapshots"))}
+            "validation": checked[0] if checked else None, "against_log": against_log(read)}
 
 
-def generated(snapshots) -> bool:
-    """Every snapshot of the night was written by ``lb-pipeline generate``: its moves are scripted or made by
-    lb_pipeline's own shedding code (``generate --balance``), the code the replay runs, so agreeing with them checks
-    the plumbing, not the fidelity to Pulsar."""
-    if snapshots is None:
-        return False
-    tools = [r.tool for r in snapshots.select("tool").distinct().collect()]
+def generated(tools: list[str | None]) -> bool:
+    """Every snapshot of the night (``tools``: their manifests' ``tool``) was written by ``lb-pipeline generate``:
+    its moves are scripted or made by lb_pipeline's own shedding code (``generate --balance``), the code the replay
+    runs, so agreeing with them checks the plumbing, not the fidelity to Pulsar."""
     return bool(tools) and all(t is not None and t.startswith("lb_pipeline ") and t.endswith(" generate") for t in tools)
 
 
