@@ -251,7 +251,7 @@ def test_progress_is_a_line_per_snapshot_when_stderr_is_no_terminal(capsys):
 
 def _peak_share_of_weakest(c) -> float:
     """The largest share of the weakest broker's CPU one topic needs at the daily peak (the generator's cost model)."""
-    from lb_pipeline.snapshots.synthetic_cluster import cpu_points
+    from lb_pipeline.snapshots.capacity_model import cpu_points
 
     weak = int(np.argmin(c.cores * c.speed))
     growth = np.where(c.topic_ns == c.growing_ns, 3.0, 1.0)
@@ -288,7 +288,7 @@ def test_the_hot_topic_scenario_adds_one_topic_no_small_broker_serves_and_says_s
 
 
 def test_the_cap_keeps_the_clusters_traffic_and_the_order_of_the_topics():
-    from lb_pipeline.snapshots.synthetic_cluster import servable
+    from lb_pipeline.snapshots.capacity_model import servable
 
     rate = np.r_[20_000.0, 300.0, np.full(198, 100.0), 0.0]
     ones = np.ones(len(rate))

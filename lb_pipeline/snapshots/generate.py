@@ -7,7 +7,7 @@ What makes it look like a real cluster rather than noise:
 * namespaces with different bundle counts (some bundles already split), plain and partitioned topics (each
   partition its own topic) hashed by CRC-32 into their bundles;
 * Zipf-like topic traffic, a diurnal cycle, short spikes and one steadily growing namespace, every topic small
-  enough for the weakest broker at its peak (``synthetic_cluster.servable``); named scenarios add what a preset
+  enough for the weakest broker at its peak (``capacity_model.servable``); named scenarios add what a preset
   should show beyond that (``SCENARIOS``: the demo's single-topic hot bundle that no split can help);
 * scripted events: a broker added empty, a broker removed (its bundles re-owned), a rolling restart;
 * consistency: topic rates sum to bundle stats, bundle stats to broker totals; ownership matches ``bundles``.
@@ -34,8 +34,9 @@ from lb_pipeline.snapshots.balance import GeneratorBalancer
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, Preset: the generator's API)
     DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SCENARIOS, SHORT_SAMPLES, Cluster, Preset, TimeAverages,
-    apply_events, apply_incidents, build_cluster, cpu_points, nic_out_bits, restart_broker, topic_rates,
+    apply_events, apply_incidents, build_cluster, restart_broker, topic_rates,
 )
+from lb_pipeline.snapshots.capacity_model import cpu_points, nic_out_bits
 from lb_pipeline.snapshots.seasons import Seasons
 def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, start: str = DEFAULT_START,
              cluster_name: str = "demo-cluster", snapshots: int | None = None,
