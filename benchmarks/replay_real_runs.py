@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{row.get('predicted', 0)} predicted, {row.get('moved', 0)} logged, {row.get('confirmed', 0)} confirmed "
                   f"({row.get('destination_agrees', 0)} to the logged broker); precision "
                   f"{'–' if p is None else f'{p:.2f}'}, recall {'–' if r is None else f'{r:.2f}'}; selections "
-                  f"{row.get('selections_agree', 0)} of {row.get('selections', 0)} exact ({row.get('against')})",
+                  f"{row.get('selections_agree', 0)} of {row.get('selections', 0)} exact ({row.get('against')}); "
+                  f"{row.get('warming_up', 0)} predicted before the strategy's state caught up "
+                  f"({row.get('warming_up_confirmed', 0)} confirmed)",
                   flush=True)
     return 0
 

@@ -34,14 +34,16 @@ def test_moves_are_counted_split_bundles_are_not_and_predictions_are_matched_unt
     moves = recorded_moves(ownership, layouts)
     assert sorted((r.snapshot_ts.hour, r.bundle, r.broker, r.next_broker) for r in moves.collect()) == [
         (0, B1, "a", "b"), (1, B2, "b", "a")]
-    decisions = spark.createDataFrame([
-        ("c", T[0], B1, "a", "b", "ThresholdShedder"),   # confirmed, and it landed where predicted
-        ("c", T[1], B1, "b", "a", "ThresholdShedder"),   # not what happened
-        ("c", T[2], B2, "a", "b", "ThresholdShedder"),   # after the last move: nothing could confirm it
-        ("c", T[1], B2, "b", None, "OverloadShedder"),   # another strategy's
-    ], "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
+    decisions = spark.createDataFrame([  # the first two made before the strategy's state caught up (warm_up.py)
+        ("c", T[0], B1, "a", "b", "ThresholdShedder", True),   # confirmed, and it landed where predicted
+        ("c", T[1], B1, "b", "a", "ThresholdShedder", True),   # not what happened
+        ("c", T[2], B2, "a", "b", "ThresholdShedder", True),   # after the last move: nothing could confirm it
+        ("c", T[1], B2, "b", None, "OverloadShedder", False),  # another strategy's
+    ], "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string, "
+       "warming_up boolean")
     assert replay_accuracy(decisions, moves, "ThresholdShedder") == {
         "strategy": "ThresholdShedder", "predicted": 2, "moved": 2, "confirmed": 1, "destination_agrees": 1,
+        "warming_up": 2, "warming_up_confirmed": 1,
         "precision": 0.5, "recall": 0.5, "selections": 2, "selections_agree": 1}
     assert replay_accuracy(decisions, moves, "OverloadShedder")["confirmed"] == 1
 
@@ -54,7 +56,7 @@ def test_without_recorded_moves_every_prediction_counts_and_none_is_confirmed(sp
                                       "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
     assert replay_accuracy(decisions, moves, "AvgShedder") == {
         "strategy": "AvgShedder", "predicted": 1, "moved": 0, "confirmed": 0, "destination_agrees": 0,
-        "precision": 0.0, "recall": None, "selections": 1, "selections_agree": 0}
+        "warming_up": 0, "warming_up_confirmed": 0, "precision": 0.0, "recall": None, "selections": 1, "selections_agree": 0}
 
 
 def test_the_leaders_logged_unloads_are_the_moves_of_the_snapshot_before_them(spark):
@@ -107,7 +109,7 @@ def test_moves_of_brokers_that_left_restarted_or_went_unreported_are_not_counted
                                       "cluster string, snapshot_ts timestamp, bundle string, broker string, destination string, strategy string")
     assert replay_accuracy(decisions, moves, "AvgShedder", up=up) == {
         "strategy": "AvgShedder", "predicted": 1, "moved": 1, "confirmed": 1, "destination_agrees": 0,
-        "precision": 1.0, "recall": 1.0, "selections": 1, "selections_agree": 1}
+        "warming_up": 0, "warming_up_confirmed": 0, "precision": 1.0, "recall": 1.0, "selections": 1, "selections_agree": 1}
 
 
 def test_the_report_names_each_snapshot_whose_load_reports_did_not_land_and_why(spark):

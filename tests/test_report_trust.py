@@ -38,3 +38,16 @@ def test_a_generated_night_calls_its_replay_agreement_a_plumbing_check_and_a_rec
     (recorded,) = real_night.reports.glob("*/20*.html")
     html = recorded.read_text()
     assert 'data-testid="simulation-validation"' in html and "plumbing" not in _validation_line(html)
+
+
+def test_the_replays_accuracy_says_how_many_predictions_came_before_its_state_caught_up_with_the_leaders():
+    ctx = _context()
+    for against in ("logged", "ownership"):
+        warm = {**ctx["replay_accuracy"], "against": against, "warming_up": 2, "warming_up_confirmed": 1,
+                "selections": 3, "selections_agree": 2}
+        html = render_nightly({**ctx, "replay_accuracy": warm})
+        said = re.sub(r"<[^>]+>", " ", html[html.index('data-testid="replay-accuracy"'):])
+        assert "2 of the predictions (1 confirmed) came before the strategy's state could have caught up" in said
+        assert "estimates" in said.split("</p>")[0], against
+        settled = render_nightly({**ctx, "replay_accuracy": {**warm, "warming_up": 0, "warming_up_confirmed": 0}})
+        assert 'data-testid="replay-warming-up"' not in settled and 'data-testid="replay-accuracy"' in settled

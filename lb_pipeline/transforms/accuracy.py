@@ -82,8 +82,10 @@ def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Colu
     a column of the strategy configured at each row's snapshot, described by ``label``). With ``up``, the moves'
     own (``stayed_up``), an unload from a broker that then left or restarted is no prediction either: whatever
     the strategy chose, the bundle moved for that."""
+    warming = F.col("warming_up") if "warming_up" in decisions.columns else F.lit(False)
     predicted = decisions.where(F.col("strategy") == strategy).select(
-        "cluster", "snapshot_ts", "bundle", "broker", F.col("destination").alias("predicted_destination"))
+        "cluster", "snapshot_ts", "bundle", "broker", F.col("destination").alias("predicted_destination"),
+        F.coalesce(warming, F.lit(False)).alias("_warming"))
     if up is not None:
         predicted = predicted.join(up, ["cluster", "snapshot_ts", "broker"], "left_semi")
     # the last snapshot has no next one to confirm its predictions: none after the last recorded move's counts.
@@ -99,15 +101,20 @@ def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Colu
     # per broker and snapshot: the strategy's selection from that broker, and whether it is exactly what moved
     per = marked.groupBy("cluster", "snapshot_ts", "broker").agg(
         F.sum(F.col("_p").cast("int")).alias("predicted"), F.sum(F.col("_m").cast("int")).alias("moved"),
+        F.sum((F.col("_p") & F.coalesce("_warming", F.lit(False))).cast("int")).alias("warming_up"),
+        F.sum((both & F.coalesce("_warming", F.lit(False))).cast("int")).alias("warming_up_confirmed"),
         F.sum(both.cast("int")).alias("confirmed"),
         F.sum((both & (F.col("next_broker") == F.col("predicted_destination"))).cast("int")).alias("destination_agrees"),
         F.bool_and(F.col("_p") == F.col("_m")).alias("same"))
-    r = per.agg(*(F.sum(c).alias(c) for c in ("predicted", "moved", "confirmed", "destination_agrees")),
+    r = per.agg(*(F.sum(c).alias(c) for c in ("predicted", "moved", "confirmed", "destination_agrees", "warming_up",
+                                               "warming_up_confirmed")),
                 F.count(F.lit(1)).alias("selections"), F.sum(F.col("same").cast("int")).alias("selections_agree")
                 ).collect()[0]
     predicted_n, moved, confirmed = int(r["predicted"] or 0), int(r["moved"] or 0), int(r["confirmed"] or 0)
     return {"strategy": label or strategy, "predicted": predicted_n, "moved": moved, "confirmed": confirmed,
             "destination_agrees": int(r["destination_agrees"] or 0),
+            # predictions made before the strategy's state could have caught up with the leader's (warm_up.py)
+            "warming_up": int(r["warming_up"] or 0), "warming_up_confirmed": int(r["warming_up_confirmed"] or 0),
             "precision": confirmed / predicted_n if predicted_n else None,
             "recall": confirmed / moved if moved else None,
             # (broker, snapshot) pairs where a bundle was predicted or moved, and those whose sets are equal

@@ -24,6 +24,7 @@ from lb_pipeline.algorithms.shedding.held import held_cycles
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular, topic_counts
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
+from lb_pipeline.algorithms.shedding.warm_up import estimate_note
 from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
 from lb_pipeline.algorithms.splits.common import TopicLoad
 from lb_pipeline.algorithms.splits.held import held_window
@@ -82,15 +83,17 @@ SHEDDING_SCHEMA = (
     "cluster string, snapshot_ts timestamp, snapshot_date string, strategy string, broker string, bundle string, "
     "destination string, reason string, metric string, value double, threshold double, amount double, "
     "amount_unit string, bundle_load double, command string, cycle_note string, swap boolean, leader_ran boolean, "
-    "unload_ts timestamp"
+    "unload_ts timestamp, warming_up boolean"
 )  # swap: a bundle TransferShedder sends back in exchange (Pulsar checks no grace period for it); leader_ran: the
 # strategy is the one the leader ran at that snapshot (model.at_start); unload_ts: the time of the cycle that unloaded
-# (the snapshot's load held a cycle every loadBalancerSheddingIntervalMinutes: algorithms/shedding/held.py)
+# (the snapshot's load held a cycle every loadBalancerSheddingIntervalMinutes: algorithms/shedding/held.py);
+# warming_up: chosen before the strategy's state could have caught up with the leader's (algorithms/shedding/warm_up.py)
 
 
 @collector_paused()  # 6.8 → 5.5 s of CPU for the day of preset M
 def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, seed: int) -> pd.DataFrame:
     modular, transfer, derived = {}, TransferShedder(), DerivedLoadState()
+    ran: dict[str, int] = {}  # strategy → the cycles its state has run in this replay
     started: dict[str, object] = {}  # broker → its startTimestamp
     recorded = gs.RecordedUnloads(gs.from_logs(pdf))  # pdf: one cluster's inputs
     out = []
@@ -98,9 +101,9 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
                for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
         config = _at(configs, cluster, ts)
-        ran = configured_strategy(config)
+        leader_runs = configured_strategy(config)
         if _ms(ts) in ClusterConfigs.of_any(configs).leader_restarts(cluster):  # another leader, or it restarted:
-            modular, transfer = {}, TransferShedder()  # its strategies' state was in the load manager it replaced
+            modular, transfer, ran = {}, TransferShedder(), {}  # its strategies' state was in the load manager it replaced
         # built at the first snapshot and where the leader runs a new load manager, which reads the placement
         # strategy only then (model.at_start); state carried across cycles
         modular = modular or {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
@@ -125,6 +128,8 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         held_note = f"the snapshot's load held for up to {cycles} shedding cycle(s) of {interval} min; {recorded.note}"
         for name, run in runs.items():
             held = held_cycles(run, now, cycles, interval * 60_000)
+            ran[name] = ran.get(name, 0) + held.cycle
+            estimate = estimate_note(name, config, ran[name]) if name in modular else None
             if name == "TransferShedder":  # the brokers a bundle leaves or joins clear their reporters' data
                 for u in held.result.unloads:
                     derived.changed((u.broker, u.destination), now + (held.cycle - 1) * interval * 60_000)
@@ -135,9 +140,10 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
                             "metric": u.metric, "value": float(u.value), "threshold": float(u.threshold),
                             "amount": float(u.amount), "amount_unit": u.amount_unit, "bundle_load": float(u.bundle_load),
                             "command": commands.unload_bundle(ns, rng, u.destination),
-                            "cycle_note": f"{held_note}; unloads at cycle {held.cycle}",
-                            "swap": u.swap, "leader_ran": name == ran,
-                            "unload_ts": ts + pd.Timedelta(minutes=(held.cycle - 1) * interval)})
+                            "cycle_note": f"{held_note}; unloads at cycle {held.cycle}" + (f"; {estimate}" if estimate else ""),
+                            "swap": u.swap, "leader_ran": name == leader_runs,
+                            "unload_ts": ts + pd.Timedelta(minutes=(held.cycle - 1) * interval),
+                            "warming_up": estimate is not None})
     return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SHEDDING_SCHEMA.split(", ")])
 
 
