@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lb_pipeline.quality.pandas_copy import as_spark, on_the_driver, plain
+
 SUITES_DIR = Path(os.environ.get("LB_EXPECTATIONS_DIR", Path(__file__).resolve().parents[2] / "expectations"))
 
 
@@ -99,60 +101,6 @@ TYPE_EXPECTATION = "expect_column_values_to_be_of_type"
 def engine(suite_doc: dict) -> str:
     """``spark`` for a suite whose table has a row per topic (``meta.engine``), else ``pandas``."""
     return "spark" if (suite_doc.get("meta") or {}).get("engine") == SPARK_ONLY else "pandas"
-
-
-class SparkNaN(float):
-    """Spark's NaN in a pandas copy: ordered above every number, as Spark orders it, and not a missing value (pandas
-    takes a float NaN for one); named NaN."""
-
-    def __new__(cls, *_copied):  # a copy (``type(v)(v)``) is NaN again
-        return super().__new__(cls, "inf")
-
-    def __repr__(self):
-        return "NaN"
-
-    __str__ = __repr__
-
-
-def on_the_driver(df):
-    """A pandas copy of ``df`` in one Arrow transfer, with Spark's meaning kept: a NaN becomes ``SparkNaN`` (in an
-    object column, as the few columns that hold one are), integers of a column with nulls stay integers (``None``
-    for the nulls) and timestamps are naive UTC, so failing values and rows are named as Spark names them."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    table = df.toArrow()
-    holding_nan = []
-    for i, col in enumerate(table.schema):
-        if pa.types.is_floating(col.type) and pc.any(pc.is_nan(table.column(i))).as_py():
-            holding_nan.append(col.name)
-        elif pa.types.is_timestamp(col.type) and col.type.tz:  # as Spark hands them out: UTC (the session's), naive
-            naive = pa.timestamp(col.type.unit)
-            table = table.set_column(i, pa.field(col.name, naive), table.column(i).cast(naive))
-    frame = table.to_pandas(integer_object_nulls=True)
-    for name in holding_nan:
-        frame[name] = pd.Series([None if v is None else SparkNaN() if v != v else v
-                                 for v in table.column(name).to_pylist()], index=frame.index, dtype=object)
-    return frame
-
-
-def _as_spark(value):
-    """A value of a pandas copy as GX on Spark gives it: NaN for ``SparkNaN``, Python scalars for numpy's, a
-    ``datetime`` for a pandas ``Timestamp``."""
-    if isinstance(value, SparkNaN):
-        return float("nan")
-    if isinstance(value, dict):
-        return {k: _as_spark(v) for k, v in value.items()}
-    if type(value).__module__ == "numpy" and hasattr(value, "item"):
-        return value.item()
-    to_datetime = getattr(value, "to_pydatetime", None)
-    return to_datetime() if to_datetime is not None else value
-
-
-def _plain(value):
-    value = _as_spark(value)
-    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
 
 
 def type_failures(schema, suite_doc: dict) -> list[Failure]:
@@ -271,7 +219,7 @@ def validate(df, name: str) -> Summary:
         missing = ((res.get("details") or {}).get("mismatched") or {}).get("missing")
         if missing:  # expect_table_columns_to_match_set: name the columns that are not there
             values = [f"missing column {c}" for c in missing]
-        rows = [{k: _plain(v) for k, v in row.items()} for row in res.get("partial_unexpected_index_list") or []
+        rows = [{k: plain(v) for k, v in row.items()} for row in res.get("partial_unexpected_index_list") or []
                 if isinstance(row, dict)]
         if r.exception_info and r.exception_info.get("raised_exception"):
             failures.append(Failure(cfg.type, column, "critical", None, [],
@@ -279,7 +227,7 @@ def validate(df, name: str) -> Summary:
         else:
             failures.append(Failure(cfg.type, column, getattr(cfg.severity, "value", str(cfg.severity)),
                                     res.get("unexpected_count"), [str(v) if isinstance(v, dict) else v
-                                                               for v in map(_as_spark, values)],
+                                                               for v in map(as_spark, values)],
                                     res.get("observed_value"), rows))
     failures.sort(key=lambda f: order.get((f.expectation, f.column), len(order)))  # in the suite's order
     return Summary(name, evaluated, failures, result.to_json_dict())

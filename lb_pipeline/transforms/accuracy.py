@@ -96,13 +96,13 @@ def replay_accuracy(decisions: DataFrame, moves: DataFrame, strategy: str | Colu
                  .where(F.col("_last").isNull() | (F.col("snapshot_ts") <= F.col("_last"))).drop("_last"))
     marked = (predicted.withColumn("_p", F.lit(True))
               .join(moves.withColumn("_m", F.lit(True)), ["cluster", "snapshot_ts", "bundle", "broker"], "full")
-              .fillna({"_p": False, "_m": False}))
+              .fillna({"_p": False, "_m": False, "_warming": False}))
     both = F.col("_p") & F.col("_m")
     # per broker and snapshot: the strategy's selection from that broker, and whether it is exactly what moved
     per = marked.groupBy("cluster", "snapshot_ts", "broker").agg(
         F.sum(F.col("_p").cast("int")).alias("predicted"), F.sum(F.col("_m").cast("int")).alias("moved"),
-        F.sum((F.col("_p") & F.coalesce("_warming", F.lit(False))).cast("int")).alias("warming_up"),
-        F.sum((both & F.coalesce("_warming", F.lit(False))).cast("int")).alias("warming_up_confirmed"),
+        F.sum((F.col("_p") & F.col("_warming")).cast("int")).alias("warming_up"),
+        F.sum((both & F.col("_warming")).cast("int")).alias("warming_up_confirmed"),
         F.sum(both.cast("int")).alias("confirmed"),
         F.sum((both & (F.col("next_broker") == F.col("predicted_destination"))).cast("int")).alias("destination_agrees"),
         F.bool_and(F.col("_p") == F.col("_m")).alias("same"))
