@@ -172,8 +172,10 @@ def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command
     day = row.snapshot_date
     want = validate_simulation(RUNS / "overload" / "landing", day)
     assert (row.strategy, row.snapshots, row.brokers) == (want["strategy"], want["snapshots"], want["brokers"])
-    for k in ("logged_unloads", "simulated_unloads", "matched_unloads", "logged_splits", "simulated_splits"):
+    for k in ("logged_unloads", "simulated_unloads", "matched_unloads", "logged_splits", "simulated_splits",
+              "warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision", "settled_recall"):
         assert row[k] == want[k], k
+    assert row.warm_up_cycles == 0 and row.settled_precision == row.precision  # OverloadShedder keeps no state
     assert row.logged_unloads > 0 and "no broker log" not in (row.notes or "")
     assert row.usage_mae_points == pytest.approx(want["usage_mae_points"], rel=1e-9)
     (report,) = (real_night.reports / "lbtest").glob("20*.html")

@@ -7,7 +7,8 @@ from lb_pipeline.report.render import render_nightly
 from tests.test_report import EVIL, _context
 
 
-def _against_log(**over):
+def _row(**over) -> dict:
+    """A ``gold/simulation_validation`` row as ``report.simulation.against_log`` returns it."""
     from lb_pipeline.simulation.real_validation import TARGETS
 
     row = {"strategy": f"OverloadShedder{EVIL}", "scored": True, "simulated_unloads": 3, "logged_unloads": 4,
@@ -16,7 +17,12 @@ def _against_log(**over):
            "targets": TARGETS, "met": {"precision": True, "recall": False, "usage_mae_points": True},
            "notes": [f"n{EVIL}"]}
     row.update(over)
-    sim = dict(_context()["simulation"], against_log=row)
+    return row
+
+
+def _against_log(**over):
+    """What the report says of a ``gold/simulation_validation`` row."""
+    sim = dict(_context()["simulation"], against_log=_row(**over))
     html = render_nightly(_context(simulation=sim))
     said = html[html.index('data-testid="simulation-against-log"'):]
     return " ".join(unescape(said[:said.index("</p>")]).replace("<b>", "").replace("</b>", "").split())
@@ -39,3 +45,25 @@ def test_a_cluster_whose_leader_log_was_not_collected_is_told_its_simulation_is_
                            "the snapshots hold no broker log (collect --broker-log).")
     assert "docs/validation.md" in said and "misses the 5-point target" in said
     assert "weigh it accordingly" not in said and "precision" not in said and "Splits" not in said
+
+
+def test_the_unloads_simulated_in_the_warm_up_are_called_estimates_with_the_scores_after_it():
+    said = _against_log(strategy="ThresholdShedder", warming_up=2, warming_up_matched=1, warm_up_cycles=29,
+                        settled_precision=1.0, settled_recall=0.5)
+    assert ("2 of the simulated unloads (1 matched) came in its first 29 cycles, before ThresholdShedder's state, "
+            "started at the night's first snapshot, could have caught up with the leader's, started at its election: "
+            "they are estimates; after them, precision 100.0%, recall 50.0%.") in said
+    inside = _against_log(strategy="ThresholdShedder", warming_up=3, warming_up_matched=3, warm_up_cycles=29,
+                          settled_precision=None, settled_recall=None)
+    assert "they are estimates, and the night has no cycle after them to score." in inside
+    assert "estimates" not in _against_log(warming_up=0)  # a stateless strategy: nothing to call an estimate
+
+
+def test_the_decision_names_how_many_of_the_unloads_it_rests_on_are_warm_up_estimates():
+    sim = dict(_context()["simulation"], against_log=_row(
+        strategy="ThresholdShedder", simulated_unloads=3, warming_up=3, warming_up_matched=3, warm_up_cycles=29,
+        settled_precision=None, settled_recall=None))
+    html = unescape(render_nightly(_context(simulation=sim)))
+    said = html[html.index('data-testid="decision-trust"'):]
+    said = " ".join(said[:said.index("</p>")].split())
+    assert "(3 of its 3 unloads estimates, made before its state could have caught up with the leader's)" in said

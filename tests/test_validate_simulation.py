@@ -11,7 +11,7 @@ import pytest
 
 from lb_pipeline.cli import main
 from lb_pipeline.snapshots import layout
-from lb_pipeline.simulation.real_validation import log_events, logged, match, validate_simulation
+from lb_pipeline.simulation.real_validation import log_events, logged, match, render_text, score, validate_simulation
 
 RUNS = Path(__file__).parent / "fixtures" / "real-runs"
 MINUTE = 60_000
@@ -110,3 +110,60 @@ def test_a_landing_of_several_days_asks_for_one(tmp_path):
         (tmp_path / "c" / name).mkdir(parents=True)
     with pytest.raises(LbError, match="snapshots of 2 days .*choose one with --day"):
         only_day(tmp_path)
+
+
+def test_unloads_simulated_in_the_warm_up_are_counted_apart_and_the_rest_scored_on_their_own():
+    from lb_pipeline.simulation.real_validation import warm_up
+
+    truth = [(1 * MINUTE, "t/n/a", "a:1", "b:1"), (9 * MINUTE, "t/n/b", "a:1", "b:1"), (12 * MINUTE, "t/n/c", "a:1", "b:1")]
+    simulated = [(1 * MINUTE, "t/n/a", "a:1", "b:1"),  # in the warm-up, matched
+                 (2 * MINUTE, "t/n/x", "a:1", "b:1"),  # in the warm-up, not matched
+                 (9 * MINUTE, "t/n/b", "a:1", "b:1"),  # settled, matched (logged at 9: before the window's end at 10)
+                 (11 * MINUTE, "t/n/y", "a:1", "b:1")]  # settled, not matched
+    got = warm_up(simulated, truth, MINUTE, settled_from=8 * MINUTE)
+    assert (got["warming_up"], got["warming_up_matched"]) == (2, 1)
+    assert (got["settled_precision"], got["settled_recall"]) == (0.5, 0.5)  # 1 of 2 simulated, 1 of 2 logged (9, 12)
+    inside = warm_up(simulated, truth, MINUTE, settled_from=None)  # the span ends inside the warm-up
+    assert (inside["warming_up"], inside["warming_up_matched"]) == (4, 2)
+    assert inside["settled_precision"] is None and inside["settled_recall"] is None
+
+
+def _recorded(run: str):
+    from lb_pipeline.simulation.history import build_history
+    from lb_pipeline.simulation.landing import read_history
+    from lb_pipeline.simulation.load_model import fit_load_model
+    from lb_pipeline.simulation.real_validation import log_events, snapshot_dirs
+
+    landing = RUNS / run / "landing"
+    day = json.loads((RUNS / run / "recording.json").read_text())["traffic"]["startedAt"][:10]
+    cluster, dirs = snapshot_dirs(landing, day, None)
+    cluster, brokers, bundles, config, notes, policies, topics, _ = read_history(landing, day, cluster)
+    return lambda cfg: score(build_history(cluster, brokers, bundles), fit_load_model(brokers), cfg, policies,
+                             topics, log_events(dirs)[0], day, notes), config
+
+
+def test_a_recorded_threshold_run_shorter_than_the_warm_up_has_every_unload_an_estimate(capsys):
+    """ThresholdShedder's history, seeded at the first snapshot, weighs more than 5 % for 29 cycles at 0.9: on a
+    15-minute record every simulated unload is an estimate, and the command says the record ends inside the window.
+    With the history weighing 0.5 the seed is forgotten after 5 cycles and the rest is scored on its own."""
+    run, config = _recorded("threshold")
+    got = run(config)
+    assert got["warm_up_cycles"] == 29 and got["cycles"] <= 29
+    assert got["warming_up"] == got["simulated_unloads"] > 0
+    assert got["warming_up_matched"] == got["matched_unloads"]
+    assert got["settled_precision"] is None and got["settled_recall"] is None
+    assert "cycles all fall inside that window" in render_text(got)
+    short = run(config.overridden(loadBalancerHistoryResourcePercentage="0.5"))
+    assert short["warm_up_cycles"] == 5 < short["cycles"]
+    assert short["warming_up"] <= short["simulated_unloads"] and short["warming_up_matched"] <= short["warming_up"]
+    settled = short["simulated_unloads"] - short["warming_up"]
+    assert settled > 0 and short["settled_precision"] is not None  # 2 of the 3 after the 5th cycle (measured)
+    assert "after it, precision" in render_text(short)
+
+
+def test_a_stateless_strategy_has_no_warm_up_and_its_settled_scores_are_its_scores():
+    run, config = _recorded("overload")
+    got = run(config)
+    assert (got["warm_up_cycles"], got["warming_up"], got["warming_up_matched"]) == (0, 0, 0)
+    assert (got["settled_precision"], got["settled_recall"]) == (got["precision"], got["recall"])
+    assert "warm-up:" not in render_text(got)

@@ -278,7 +278,10 @@ def simulation_validation(read: Read) -> DataFrame:
                 (matched <= F.coalesce("logged_unloads", F.lit(0))) & (matched <= col("simulated_unloads"))
                 & (F.coalesce("destinations_agree", F.lit(0)) <= matched)
                 & (F.coalesce("matched_splits", F.lit(0)) <= F.least(F.coalesce("logged_splits", F.lit(0)),
-                                                                     col("simulated_splits"))),
+                                                                     col("simulated_splits")))
+                # the warm-up's unloads are some of the simulated ones, its matches some of the matched ones
+                & (F.coalesce("warming_up", F.lit(0)) <= col("simulated_unloads"))
+                & (F.coalesce("warming_up_matched", F.lit(0)) <= F.least(F.coalesce("warming_up", F.lit(0)), matched)),
                 col("snapshots").isNull())))
 
 

@@ -33,6 +33,7 @@ from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.model.names import one_line
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
+from lb_pipeline.algorithms.shedding.warm_up import warm_up_cycles
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
@@ -99,21 +100,48 @@ def imposed_moves(history, truth: list[tuple[int, str, str, str]]) -> dict[int, 
     return out
 
 
-def match(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str, str, str]], window_ms: int) -> dict:
-    """Each logged unload matched at most once by a simulated unload of the same bundle and source within
-    ``window_ms``; precision over the simulated unloads inside the logged span."""
-    used, hits, same_place = set(), 0, 0
-    for t, bundle, src, dst in truth:
-        for k, (ts, b, s, d) in enumerate(simulated):
+def pairs(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str, str, str]],
+          window_ms: int) -> list[tuple[int, int]]:
+    """(logged index, simulated index) of each logged unload matched, at most once, by a simulated unload of the same
+    bundle and source within ``window_ms``."""
+    used, out = set(), []
+    for j, (t, bundle, src, _) in enumerate(truth):
+        for k, (ts, b, s, _) in enumerate(simulated):
             if k not in used and b == bundle and s == src and abs(ts - t) <= window_ms:
                 used.add(k)
-                hits += 1
-                same_place += d == dst
+                out.append((j, k))
                 break
+    return out
+
+
+def match(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str, str, str]], window_ms: int) -> dict:
+    """Each logged unload matched at most once (``pairs``); precision over the simulated unloads inside the logged
+    span."""
+    found = pairs(simulated, truth, window_ms)
+    hits, same_place = len(found), sum(simulated[k][3] == truth[j][3] for j, k in found)
     return {"logged_unloads": len(truth), "simulated_unloads": len(simulated), "matched_unloads": hits,
             "destinations_agree": same_place,
             "precision": hits / len(simulated) if simulated else None,
             "recall": hits / len(truth) if truth else None}
+
+
+def warm_up(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str, str, str]], window_ms: int,
+            settled_from: int | None) -> dict:
+    """The simulated unloads made before the strategy's state, started at the first snapshot, could have caught up
+    with the leader's (``warm_up.warm_up_cycles``; ``settled_from``: the time of the first cycle after that window,
+    None if the span ends inside it) and how many of them matched; precision and recall of the rest, from the same
+    matching: of the unloads simulated from ``settled_from`` on, and of those logged from then on."""
+    found = pairs(simulated, truth, window_ms)
+    hit_sim, hit_log = {k for _, k in found}, {j for j, _ in found}
+    warm = {k for k, u in enumerate(simulated) if settled_from is None or u[0] < settled_from}
+    out = {"warming_up": len(warm), "warming_up_matched": len(warm & hit_sim),
+           "settled_precision": None, "settled_recall": None}
+    if settled_from is not None:
+        later = [k for k in range(len(simulated)) if k not in warm]
+        logged_later = [j for j, u in enumerate(truth) if u[0] >= settled_from]
+        out["settled_precision"] = sum(k in hit_sim for k in later) / len(later) if later else None
+        out["settled_recall"] = sum(j in hit_log for j in logged_later) / len(logged_later) if logged_later else None
+    return out
 
 
 def validate_simulation(landing: str | Path, day: str, cluster: str | None = None, seed: int = 0,
@@ -156,7 +184,10 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
                      residuals=residuals, reporter=strategy in MODULAR_STRATEGIES)
     simulated, splits, errors, scored = [], [], [], {0}  # the first snapshot is where the simulation starts
     spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
-    for cycle in sim.run():
+    warm_cycles, settled_from, k = warm_up_cycles(strategy, cfg) if strategy in STRATEGIES else 0, None, 0
+    for k, cycle in enumerate(sim.run(), start=1):
+        if k == warm_cycles + 1:
+            settled_from = cycle.ts
         simulated += [(cycle.ts, m["bundle"], m["source"], m["destination"]) for m in cycle.moves
                       if m["kind"] == "unload"]
         splits += [(cycle.ts, sp["bundle"]) for sp in cycle.splits]
@@ -176,6 +207,10 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     scores = match(simulated, truth, window) if events is not None else {
         "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None,
         "destinations_agree": None, "precision": None, "recall": None}
+    warming = warm_up(simulated, truth, window, settled_from)
+    if events is None:  # nothing to match: only how many were made in the warm-up
+        warming.update(warming_up_matched=None, settled_precision=None, settled_recall=None)
+    scores.update(warming, warm_up_cycles=warm_cycles, cycles=k)
     scores.update(usage_mae_points=float(np.mean(errors)) if errors else None,
                   usage_max_error_points=float(np.max(errors)) if errors else None,
                   model_mae_points=float(np.mean(model_errors)) if model_errors else None)
@@ -237,6 +272,12 @@ def render_text(result: dict) -> str:
         f"{n(result['matched_unloads'])} matched ({n(result['destinations_agree'])} to the logged broker): precision "
         f"{fmt(result['precision'])} ({met['precision']}, target ≥ {TARGETS['precision']:.0%}), recall "
         f"{fmt(result['recall'])} ({met['recall']}, target ≥ {TARGETS['recall']:.0%})",
+        *([f"warm-up: {result['warming_up']} of the simulated unloads ({n(result['warming_up_matched'])} matched) "
+           f"came in the first {result['warm_up_cycles']} cycles, before {result['strategy']}'s state, started at the "
+           "first snapshot, could have caught up with the leader's (started at its election): estimates; "
+           + (f"the record's {result['cycles']} cycles all fall inside that window" if result["cycles"] <= result["warm_up_cycles"]
+              else f"after it, precision {fmt(result['settled_precision'])}, recall {fmt(result['settled_recall'])}")]
+          if result.get("warming_up") else []),
         f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
         f"{n(result['matched_splits'])} of the same bundle",
         f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "

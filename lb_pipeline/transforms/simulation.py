@@ -56,7 +56,10 @@ CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles
 # the closed loop of the strategy the cluster ran, scored against what its leader logged (simulation.real_validation)
 VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_splits int, simulated_splits int, "
               "matched_splits int, "
-              "usage_mae_points double, usage_max_error_points double, model_mae_points double")
+              "usage_mae_points double, usage_max_error_points double, model_mae_points double, "
+              # unloads simulated before the strategy's state could have caught up with the leader's (warm_up.py)
+              "warm_up_cycles int, warming_up int, warming_up_matched int, settled_precision double, "
+              "settled_recall double")
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}, {VALIDATION}"
 VALIDATION_RUN = "closed-loop-vs-log"  # the run_id of a cluster's validation row
 NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not be simulated, before the reason
@@ -146,7 +149,10 @@ def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame
             "logged_splits": r["logged_splits"], "simulated_splits": r["simulated_splits"],
             "matched_splits": r["matched_splits"],
             "usage_mae_points": r["usage_mae_points"], "usage_max_error_points": r["usage_max_error_points"],
-            "model_mae_points": r["model_mae_points"], "notes": "; ".join(r["notes"])}
+            "model_mae_points": r["model_mae_points"],
+            **{c: r[c] for c in ("warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision",
+                                 "settled_recall")},
+            "notes": "; ".join(r["notes"])}
 
 
 def _frame(out: pd.DataFrame) -> pd.DataFrame:
@@ -254,7 +260,8 @@ def timeseries_table(result: DataFrame) -> DataFrame:
 VALIDATION_COLUMNS = ["cluster", "snapshot_date", "strategy", "snapshots", "brokers", "logged_unloads",
                       "simulated_unloads", "matched_unloads", "destinations_agree", "precision", "recall",
                       "logged_splits", "simulated_splits", "matched_splits", "usage_mae_points", "usage_max_error_points",
-                      "model_mae_points", "notes"]
+                      "model_mae_points", "warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision",
+                      "settled_recall", "notes"]
 
 
 def validation_table(result: DataFrame) -> DataFrame:
