@@ -87,6 +87,19 @@ def job_sites(spark, first: int, top: int) -> list[tuple[int, float, str]]:
     return sorted(((len(v), sum(v), k) for k, v in sites.items()), reverse=True)[:top]
 
 
+def jobs_per_step(spark, first: int, steps) -> dict[str, int]:
+    """Spark jobs submitted within each step's window (steps run one at a time in the in-process executor)."""
+    import json
+    import urllib.request
+
+    ui = spark.sparkContext.uiWebUrl
+    if not ui:
+        return {}
+    with urllib.request.urlopen(f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/jobs") as answer:
+        submitted = [_ms(j.get("submissionTime")) / 1000 for j in json.load(answer) if j["jobId"] > first]
+    return {key: sum(start <= t <= end for t in submitted) for key, start, end in steps}
+
+
 def _ms(stamp: str | None) -> float:
     from datetime import datetime
 
@@ -100,9 +113,9 @@ def run_pipeline(landing: Path, lake: Path, day: str):
         resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake)),
                    "landing": LandingResource(path=str(landing)), "reports": ReportsResource(path=str(lake / "reports"))})
     check_steps = {c.node_def.name for c in checks}
-    steps = [(s.step_key, (s.end_time or 0) - (s.start_time or 0), s.step_key in check_steps)
-             for s in sorted(instance.get_run_step_stats(result.run_id), key=lambda s: s.start_time or 0)]
-    return result.success, steps
+    stats = sorted(instance.get_run_step_stats(result.run_id), key=lambda s: s.start_time or 0)
+    steps = [(s.step_key, (s.end_time or 0) - (s.start_time or 0), s.step_key in check_steps) for s in stats]
+    return result.success, steps, [(s.step_key, s.start_time or 0, s.end_time or 0) for s in stats]
 
 
 # The floor's own work as the pipeline does it (every landing file read, parsed and quarantined; topics mapped to
@@ -148,9 +161,10 @@ def main() -> int:
         print(f"floor: {rows}", file=sys.stderr)
     shutil.rmtree(base / "lake", ignore_errors=True)  # an empty lake, as on a first night
     with Meter(spark) as meters["pipeline"]:
-        ok, steps = run_pipeline(landing, base / "lake", day)
+        ok, steps, windows = run_pipeline(landing, base / "lake", day)
+    jobs = jobs_per_step(spark, meters["pipeline"].first_job, windows)
     for key, took, is_check in steps:
-        print(f"  {'check' if is_check else 'asset'}  {key:60} {took:8.1f} s")
+        print(f"  {'check' if is_check else 'asset'}  {key:60} {took:8.1f} s {jobs.get(key, 0):5d} jobs")
     checks_time = sum(t for _, t, c in steps if c)
     print(f"\npreset {args.preset}, day {day}, {len(list(iter_snapshot_dirs(landing, day)))} snapshots")
     for name, m in meters.items():

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
 from lb_pipeline.snapshots.layout import day_problem
+from lb_pipeline.spark.read_cache import READS, ROW_PER_TOPIC
 
 LAYERS = ("bronze", "silver", "gold")
 PARTITION_COLUMN = "snapshot_date"
@@ -165,10 +166,18 @@ class Lake:
         return _Log(df.sparkSession, path).written(token, started_ms)
 
     def read(self, spark, layer: str, table: str, partition: str | None = None):
-        df = spark.read.format("delta").load(self.path(layer, table))
-        if partition is not None:
-            df = df.where(df[PARTITION_COLUMN] == partition)
-        return df
+        """The table (its ``partition``): read from Delta once per version of a small table and Spark session,
+        then from Spark's cache (``read_cache``)."""
+        path = self.path(layer, table)
+
+        def load():
+            df = spark.read.format("delta").load(path)
+            return df if partition is None else df.where(df[PARTITION_COLUMN] == partition)
+
+        newest = None if (layer, table) in ROW_PER_TOPIC else _Log(spark, path).newest()
+        if newest is None:
+            return load()
+        return READS.get((spark.sparkContext.applicationId, path, partition, *newest), load)
 
     def version(self, spark, layer: str, table: str) -> int:
         return _Log(spark, self.path(layer, table)).versions()[0]
@@ -190,6 +199,15 @@ class _Log:
         if not names:
             raise ValueError(f"{self.path}: no Delta commit in its _delta_log")
         return sorted((int(n[:20]) for n in names), reverse=True)
+
+    def newest(self) -> tuple[int, int] | None:
+        """(version, modification time in ms) of the newest commit; None where there is no log to list."""
+        try:
+            found = [(int(st.getPath().getName()[:20]), int(st.getModificationTime()))
+                     for st in self._fs.listStatus(self._log) if _COMMIT.fullmatch(st.getPath().getName())]
+        except Exception:  # noqa: BLE001 - no table there (yet): the plain read says so
+            return None
+        return max(found) if found else None
 
     def actions(self, version: int) -> list[dict]:
         import json
