@@ -115,3 +115,18 @@ def test_workers_read_the_listed_files_as_spark_would_and_refuse_what_changed_si
         **{(f"file:{grown}", t): ("(file)", f"expected at most {grown.stat().st_size - 1} bytes (LB_MAX_FILE_BYTES), got "
                                             "more since it was listed: not read") for t in ("broker_reports", "bundle_reports")}}
     assert {r.source_file for r in rows if not r._reason} == {f for f in paths[2:]}
+
+
+def test_a_landing_folder_inside_a_folder_named_like_a_snapshot_time_lands_its_snapshot_as_it_is(spark, tmp_path):
+    """The workers place each file by the folders after the landing folder: a parent named like a snapshot time
+    had become the cluster's snapshot, and the genuine snapshot's manifest was quarantined with it."""
+    from lb_pipeline.snapshots.generate import generate
+
+    landing = tmp_path / f"{DEMO_DAY}T00-00-00Z" / "landing"
+    generate(landing, "demo", seed=5, start=f"{DEMO_DAY}T08:00:00Z", snapshots=1)
+    lake = Lake(str(tmp_path / "lake"))
+    result = ingest_day(spark, lake, str(landing), DEMO_DAY, tables=["snapshots", "broker_reports"])
+    assert result.quarantine.rows == 0 and result.tables["broker_reports"].rows > 0
+    placed = {(r.cluster, r.snapshot_ts.strftime("%H:%M")) for t in ("snapshots", "broker_reports")
+              for r in lake.read(spark, "bronze", t, DEMO_DAY).select("cluster", "snapshot_ts").distinct().collect()}
+    assert placed == {(landing.iterdir().__next__().name, "08:00")}

@@ -218,3 +218,34 @@ def test_validate_snapshot_reads_nothing_behind_a_link_it_refuses(tmp_path):
     link = "refused: a symbolic link (never followed, not read)"
     assert findings == [("lb/brokers", "(path)", link),
                         (f"namespaces/{namespace.parent.name}/ev\\xffil.json", "(path)", link)]
+
+
+def test_a_landing_folder_inside_a_folder_named_like_a_snapshot_time_is_not_taken_for_a_snapshot(tmp_path):
+    """The cluster and snapshot of a file are the two folders after the landing folder, wherever that sits: a
+    parent named like a snapshot time (a folder per deployment, say) had been taken for the snapshot."""
+    from lb_pipeline.ingest.files import listing_quarantine
+
+    root = tmp_path / f"{DAY}T00-00-00Z" / "landing"
+    snap = root / "c1" / f"{DAY}T08-00-00Z"
+    (snap / "topics").mkdir(parents=True)
+    (snap / "topics" / "b_8080.json").write_text("{}")
+    (snap / "topics" / "empty.json").write_text("")  # listed for the quarantine
+    listing = list_day(None, str(root), DAY, GLOBS)
+    assert listing.root == f"file:{root}"
+    (uri,) = listing.files["topic_stats"]
+    cluster, ts, rel = locate(uri, listing.root)
+    assert (cluster, ts.strftime("%H:%M"), rel) == ("c1", "08:00", "topics/b_8080.json")
+    assert locate(uri)[0] != "c1"  # without the landing folder, its parent would have been the snapshot
+    (row,) = listing_quarantine(listing)
+    assert (row["cluster"], row["snapshot_ts"].strftime("%H:%M"), row["bronze_table"]) == ("c1", "08:00", "topic_stats")
+
+
+def test_validate_snapshot_places_a_snapshot_under_a_folder_named_like_a_snapshot_time(tmp_path):
+    from lb_pipeline.ingest.snapshot_check import check_snapshot
+    from lb_pipeline.snapshots.generate import generate
+
+    root = tmp_path / f"{DAY}T00-00-00Z" / "landing"
+    generate(root, "demo", seed=5, start=f"{DAY}T08:00:00Z", snapshots=1)
+    (snap,) = root.glob("*/*T*")
+    got = check_snapshot(str(snap))
+    assert got.manifest_usable and got.quarantined == []

@@ -59,7 +59,7 @@ def _table_columns(table: BronzeTable) -> list[str]:
     return _column_names(f"{COMMON}, {table.schema}")
 
 
-def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, schema):
+def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, schema, root: str | None = None):
     """The Python side of ``parse_family``: Arrow batches of (path, content) → Arrow batches of parsed rows, built
     straight from the row dicts (a pandas frame in between had cost a tenth of the parse). A local file comes
     without its content, and is read here (``landing.read_listed``)."""
@@ -71,9 +71,9 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, s
             try:
                 content = read_listed(path, limit)
             except ValueError as exc:  # changed since the listing
-                return [{**_flat(refused_row(t, path, "(file)", str(exc))), "_table": t.name} for t in tables]
+                return [{**_flat(refused_row(t, path, "(file)", str(exc), root=root)), "_table": t.name} for t in tables]
         for table in tables:
-            good, bad = parse_file(table, path, content, manifests, max_depth, memo)
+            good, bad = parse_file(table, path, content, manifests, max_depth, memo, root)
             for row in good:
                 row["_table"] = table.name
             out.extend(good)
@@ -105,7 +105,7 @@ def _flat(q: dict) -> dict:
 
 
 def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: dict[str, list[str]] | None = None,
-                 sizes: dict[str, int] | None = None):
+                 sizes: dict[str, int] | None = None, root: str | None = None):
     """All rows (good and quarantined, ``_table`` saying whose) of the bronze tables fed by the same files, for
     one day: each file read and parsed once, in the Python workers."""
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -113,7 +113,7 @@ def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: 
 
     ddl = _parsed_schema(tables)
     schema = to_arrow_schema(StructType.fromDDL(ddl), timezone=spark.conf.get("spark.sql.session.timeZone"))
-    return read_files(spark, paths, sizes).mapInArrow(_mapper(tables, manifests, schema), ddl)
+    return read_files(spark, paths, sizes).mapInArrow(_mapper(tables, manifests, schema, root), ddl)
 
 
 def checked_table(parsed, table: BronzeTable):
@@ -202,7 +202,8 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
 
     names = tables or list(TABLES)
     listing = list_day(spark, landing, day, {t.name: t.globs for t in TABLES.values()})
-    snapshots = parse_family(spark, listing.files.get("snapshots", []), [TABLES["snapshots"]], sizes=listing.sizes)
+    snapshots = parse_family(spark, listing.files.get("snapshots", []), [TABLES["snapshots"]], sizes=listing.sizes,
+                             root=listing.root)
     marked = {"snapshots": checked_table(snapshots, TABLES["snapshots"]).persist()}
     # One small row per snapshot: complete directories with their brokers; None where the manifest is not usable.
     manifests: dict[str, list[str] | None] = {
@@ -215,7 +216,8 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
             families.setdefault(TABLES[name].globs, []).append(TABLES[name])
     shared = []
     for members in families.values():
-        parsed = parse_family(spark, listing.files.get(members[0].name, []), members, manifests, listing.sizes)
+        parsed = parse_family(spark, listing.files.get(members[0].name, []), members, manifests, listing.sizes,
+                              listing.root)
         if len(members) > 1:
             shared.append(parsed := parsed.persist())
         marked.update({t.name: checked_table(parsed, t).persist() for t in members})

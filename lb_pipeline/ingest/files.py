@@ -6,7 +6,7 @@ from __future__ import annotations
 from operator import itemgetter
 
 from lb_pipeline.formats import values as p
-from lb_pipeline.ingest.landing import DayListing, tables_of
+from lb_pipeline.ingest.landing import DayListing, shown, tables_of
 from lb_pipeline.ingest.tables import TABLES, BronzeTable, locate
 
 # tables whose brokers need not be running: the manifest lists the live ones, a failure domain the configured ones,
@@ -16,15 +16,16 @@ MAX_RAW_BYTES = 1 << 20  # quarantined text kept in the table; the file itself s
 
 
 def parse_file(table: BronzeTable, path: str, content: bytes, manifests: dict[str, list[str] | None] | None = None,
-               max_depth: int | None = None, memo: dict | None = None) -> tuple[list[dict], list[dict]]:
+               max_depth: int | None = None, memo: dict | None = None,
+               root: str | None = None) -> tuple[list[dict], list[dict]]:
     """Parse one file into (good rows, quarantine rows); never raises for bad input.
 
     ``manifests`` maps each complete snapshot directory of the day to the brokers its manifest lists; a file of
     another directory (no manifest: incomplete or still being written) is quarantined whole, and rows about a
     broker the manifest does not list are quarantined row by row. ``memo`` (one dict per file) keeps the parsed
-    JSON for the next table the same file feeds.
+    JSON for the next table the same file feeds. ``root``: the landing folder the path was listed under.
     """
-    where = locate(path)
+    where = locate(path, root)
     if where is None:
         return [], [quarantine_row(table, path, None, None, "(path)", "expected <cluster>/<YYYY-MM-DDTHH-MM-SSZ>/… in the path", content)]
     cluster, ts, rel = where
@@ -92,25 +93,28 @@ def _load(content: bytes, max_depth: int | None, memo: dict):
     return memo["doc"]
 
 
-def table_of(path: str) -> BronzeTable:
+def table_of(path: str, root: str | None = None) -> BronzeTable:
     """The bronze table whose globs match a file (for quarantine records of files Spark never read)."""
-    rel = (locate(path) or (None, None, path))[2]
+    rel = (locate(path, root) or (None, None, path))[2]
     return TABLES[(tables_of(rel, {t.name: t.globs for t in TABLES.values()}) or ["snapshots"])[0]]
 
 
-def refused_row(table: BronzeTable, path: str, field: str, reason: str, content: bytes | None = None) -> dict:
+def refused_row(table: BronzeTable, path: str, field: str, reason: str, content: bytes | None = None,
+                root: str | None = None) -> dict:
     """A quarantine row for a file its path places (refused by the listing, or changed before it was read)."""
-    return quarantine_row(table, path, *(locate(path) or (None, None))[:2], field, reason, content)
+    return quarantine_row(table, path, *(locate(path, root) or (None, None))[:2], field, reason, content)
 
 
 def listing_quarantine(listing: DayListing) -> list[dict]:
     """Quarantine rows for what the listing found unreadable: by name only, nothing of these is read."""
-    return [*(quarantine_row(TABLES["snapshots"], d, *(locate(d + "/x") or (None, None))[:2], "(directory)",
+    root = listing.root
+    shown_root = root and shown(root)  # the refused paths are kept as they can be shown
+    return [*(quarantine_row(TABLES["snapshots"], d, *(locate(d + "/x", root) or (None, None))[:2], "(directory)",
                           "expected a snapshot directory with manifest.json, got an empty directory", None)
               for d in listing.empty_dirs),
-            *(refused_row(table_of(f), f, "(file)", "expected a JSON document, got an empty file", b"")
+            *(refused_row(table_of(f, root), f, "(file)", "expected a JSON document, got an empty file", b"", root)
               for f in listing.empty_files),
-            *(refused_row(table_of(f), f, fld, why) for f, fld, why in listing.refused)]
+            *(refused_row(table_of(f, shown_root), f, fld, why, root=shown_root) for f, fld, why in listing.refused)]
 
 
 def quarantine_row(table, path, cluster, ts, field, reason, content) -> dict:

@@ -41,6 +41,9 @@ class DayListing:
     empty_files: list[str] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)  # file URI → its bytes when listed (tasks are packed by it)
     unread: set[str] = field(default_factory=set)  # the refused URIs as they are (``refused`` holds them shown)
+    # the landing folder as the URIs above start with it: a file's cluster and snapshot are the two folders after it
+    # (a landing folder inside a folder named like a snapshot time is not taken for one)
+    root: str | None = None
 
     def refuse(self, uri: str, where: str, reason: str) -> None:
         """Quarantined by name, never read."""
@@ -104,7 +107,7 @@ def _classify(out: DayListing, uri: str, relative: str, size: int, globs, limit:
 
 
 def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
-    out = DayListing()
+    out = DayListing(root=f"file:{root}")
     if not os.path.isdir(root):
         return out
     for cluster in sorted(os.scandir(root), key=lambda e: e.name):
@@ -128,6 +131,8 @@ def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
 
 def list_snapshot(out: DayListing, directory: str, globs, limit: int) -> DayListing:
     """Adds one local snapshot directory's files (by the same rules) to ``out``."""
+    if out.root is None:
+        out.root = f"file:{os.path.dirname(os.path.dirname(directory))}"
     if problem := _cluster_problem(os.path.basename(os.path.dirname(directory))):
         out.refuse(f"file:{directory}", "(directory)", problem)
     elif not _walk(out, directory, directory, globs, limit, _deepest(globs)):
@@ -180,6 +185,7 @@ def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing
     fs = pattern.getFileSystem(conf)
     for st in fs.globStatus(pattern) or []:
         uri = st.getPath().toString()
+        out.root = out.root or st.getPath().getParent().getParent().toString()  # as the file system writes it
         name = uri.rstrip("/").rsplit("/", 1)[-1]
         if not st.isDirectory():
             continue

@@ -34,24 +34,26 @@ def check_snapshot(directory: str, limit: int | None = None) -> SnapshotCheck:
 
     manifests: dict[str, list[str] | None] = {}
     for uri in listing.files.get("snapshots", []):
-        good = _parse(out, "snapshots", [uri], None, limit)
+        good = _parse(out, "snapshots", [uri], None, limit, root=listing.root)
         manifests[uri[: -len("/manifest.json")]] = list(good[0]["brokers"] or []) if good else None
     out.manifest_usable = any(v is not None for v in manifests.values())
     # ownership first: a topic read from two brokers as its bundle moved keeps the owner's copy (moved_topics)
     kept = {}
     for name in sorted((n for n in TABLES if n != "snapshots"), key=lambda n: n != "ownership"):
-        kept[name] = _parse(out, name, listing.files.get(name, []), manifests, limit, kept.get("ownership", []))
+        kept[name] = _parse(out, name, listing.files.get(name, []), manifests, limit, kept.get("ownership", []),
+                            listing.root)
     return out
 
 
-def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int, ownership=()) -> list[dict]:
+def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int, ownership=(),
+           root: str | None = None) -> list[dict]:
     """The table's rows from these files that ingest would land; the rest go to ``out.quarantined``."""
     table, good = TABLES[name], []
     for uri in uris:
         try:
-            rows, bad = parse_file(table, uri, read_listed(uri, limit), manifests)  # read as ingest's workers read
+            rows, bad = parse_file(table, uri, read_listed(uri, limit), manifests, root=root)  # as ingest reads
         except ValueError as exc:  # changed since the listing
-            rows, bad = [], [refused_row(table, uri, "(file)", str(exc))]
+            rows, bad = [], [refused_row(table, uri, "(file)", str(exc), root=root)]
         good += rows
         out.quarantined += bad
     if name == moved_topics.TABLE:

@@ -20,6 +20,7 @@ from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, LOGS, NAMESPACE_GLO
 
 COMMON = "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string"
 _SNAPSHOT_PATH = re.compile(r"/([^/]+)/([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z)/(.+)$")  # ASCII digits
+_UNDER_ROOT = re.compile(r"([^/]+)/([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z)/(.+)", re.S)
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,16 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
 )}
 
 
-def locate(path: str) -> tuple[str, datetime, str] | None:
-    """``…/<cluster>/<YYYY-MM-DDTHH-MM-SSZ>/<relative>`` → (cluster, snapshot time, relative path)."""
-    m = _SNAPSHOT_PATH.search(path)
+def locate(path: str, root: str | None = None) -> tuple[str, datetime, str] | None:
+    """``<root>/<cluster>/<YYYY-MM-DDTHH-MM-SSZ>/<relative>`` → (cluster, snapshot time, relative path). Without
+    ``root`` (the landing folder, as the listing wrote its paths), or for a path written otherwise, the first
+    component named like a snapshot time with a folder before it: a landing folder that is itself inside a folder
+    named so is taken for the snapshot unless ``root`` is given."""
+    prefix = None if root is None else root.rstrip("/") + "/"
+    if prefix is not None and path.startswith(prefix):
+        m = _UNDER_ROOT.fullmatch(path[len(prefix):])
+    else:
+        m = _SNAPSHOT_PATH.search(path)
     if not m:
         return None
     try:
