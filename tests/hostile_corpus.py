@@ -270,6 +270,7 @@ def build(landing: Path, outside: Path) -> Corpus:
     os.symlink(outside, s3 / "lb/brokers/evil.json"); c.kind("link to a file outside", s3 / "lb/brokers/evil.json", "(path)")
     os.symlink(s3 / "missing.json", s3 / "topics/dangling.json"); c.kind("dangling link", s3 / "topics/dangling.json", "(path)")
     os.symlink(outside.parent, s3 / "namespaces/linked"); c.kind("link to a directory outside", s3 / "namespaces/linked", "(path)")
+    os.link(outside, s3 / "topics/hardlinked.json"); c.kind("hard link to a file outside", s3 / "topics/hardlinked.json", "(path)")
     os.mkfifo(s3 / "config/runtime/fifo.json"); c.kind("FIFO", s3 / "config/runtime/fifo.json", "(path)")
     deeper = bd3[0].parent / "deeper"  # a folder below the format's deepest (lb/bundle-data/<tenant>/<namespace>/)
     (deeper / "still").mkdir(parents=True); shutil.copy(bd3[0], deeper / "still" / bd3[0].name)

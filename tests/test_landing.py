@@ -249,3 +249,42 @@ def test_validate_snapshot_places_a_snapshot_under_a_folder_named_like_a_snapsho
     (snap,) = root.glob("*/*T*")
     got = check_snapshot(str(snap))
     assert got.manifest_usable and got.quarantined == []
+
+
+def test_a_hard_link_is_refused_by_name_unless_hard_links_are_read(snapshot, tmp_path, monkeypatch):
+    """A hard link's other name may be outside the landing folder: its text (a password file, say) had been read
+    and stored in the quarantine's raw column. A collector that hard-links unchanged files opts in."""
+    from lb_pipeline.ingest.files import listing_quarantine
+
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"password": "hunter2"}')
+    os.link(outside, snapshot / "topics/linked_8080.json")
+    listing, files, refused = _listed(snapshot)
+    assert files["topic_stats"] == ["topics/b_8080.json"]
+    assert refused["linked_8080.json"][0] == "(path)" and "a hard link (2 names of one file" in refused["linked_8080.json"][1]
+    assert all(q["raw"] is None for q in listing_quarantine(listing))  # by name: nothing of it read
+    monkeypatch.setenv("LB_READ_HARD_LINKS", "1")
+    _, files, refused = _listed(snapshot)
+    assert files["topic_stats"] == ["topics/b_8080.json", "topics/linked_8080.json"] and not refused
+
+
+def test_a_worker_refuses_a_file_hard_linked_since_it_was_listed(tmp_path):
+    listed = tmp_path / "listed.json"
+    listed.write_bytes(b"{}")
+    os.link(listed, tmp_path / "elsewhere.json")
+    with pytest.raises(ValueError, match="a hard link since it was listed"):
+        read_listed(f"file:{listed}", 100, hard_links=False)
+    assert read_listed(f"file:{listed}", 100, hard_links=True) == b"{}"
+
+
+def test_validate_snapshot_names_a_hard_link_and_does_not_read_it(tmp_path):
+    from lb_pipeline.ingest.validate import validate_snapshot
+    from lb_pipeline.snapshots.generate import generate
+
+    generate(tmp_path / "landing", "demo", seed=11, start=f"{DAY}T08:00:00Z", snapshots=1)
+    snap = next((tmp_path / "landing").glob("*/*"))
+    report = sorted((snap / "lb/brokers").iterdir())[0]
+    os.link(report, tmp_path / "outside.json")
+    found = {(f.file, f.field): f.message for f in validate_snapshot(snap)}
+    rel = str(report.relative_to(snap))
+    assert "a hard link (2 names" in found[(rel, "(path)")]

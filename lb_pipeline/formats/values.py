@@ -137,6 +137,13 @@ def max_file_bytes() -> int:
     return int(os.environ.get("LB_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES))
 
 
+def hard_links_read() -> bool:
+    """Whether a landing file with more than one name (a hard link, whose other name may be outside the landing
+    folder) is read (``LB_READ_HARD_LINKS=1``: a collector that hard-links unchanged files, as ``rsync
+    --link-dest`` does); by default it is refused by name, never read."""
+    return os.environ.get("LB_READ_HARD_LINKS", "0").strip() == "1"
+
+
 def max_json_depth() -> int:
     return int(os.environ.get("LB_MAX_JSON_DEPTH", DEFAULT_MAX_DEPTH))
 

@@ -63,13 +63,14 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, s
     """The Python side of ``parse_family``: Arrow batches of (path, content) → Arrow batches of parsed rows, built
     straight from the row dicts (a pandas frame in between had cost a tenth of the parse). A local file comes
     without its content, and is read here (``landing.read_listed``)."""
-    max_depth, limit = p.max_json_depth(), p.max_file_bytes()  # read on the driver: the workers may have started before
+    # read on the driver: the workers may have started before
+    max_depth, limit, hard_links = p.max_json_depth(), p.max_file_bytes(), p.hard_links_read()
 
     def rows_of(path: str, content: bytes | None) -> list[dict]:
         out, memo = [], {}  # one JSON parse per file for all the tables it feeds
         if content is None:
             try:
-                content = read_listed(path, limit)
+                content = read_listed(path, limit, hard_links)
             except ValueError as exc:  # changed since the listing
                 return [{**_flat(refused_row(t, path, "(file)", str(exc), root=root)), "_table": t.name} for t in tables]
         for table in tables:

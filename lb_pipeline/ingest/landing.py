@@ -24,7 +24,7 @@ import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from lb_pipeline.formats.values import max_file_bytes
+from lb_pipeline.formats.values import hard_links_read, max_file_bytes
 from lb_pipeline.model.names import entity_problem, one_line
 from lb_pipeline.snapshots.layout import TS_FORMAT, snapshot_day
 
@@ -135,7 +135,7 @@ def list_snapshot(out: DayListing, directory: str, globs, limit: int) -> DayList
         out.root = f"file:{os.path.dirname(os.path.dirname(directory))}"
     if problem := _cluster_problem(os.path.basename(os.path.dirname(directory))):
         out.refuse(f"file:{directory}", "(directory)", problem)
-    elif not _walk(out, directory, directory, globs, limit, _deepest(globs)):
+    elif not _walk(out, directory, directory, globs, limit, _deepest(globs), hard_links_read()):
         out.empty_dirs.append(f"file:{directory}")
     return out
 
@@ -145,10 +145,11 @@ def _deepest(globs) -> int:
     return max(g.count("/") for g in (*NOT_INGESTED, *(g for gs in globs.values() for g in gs)))
 
 
-def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int) -> bool:
+def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int, hard_links: bool) -> bool:
     """Lists ``folder`` (inside snapshot ``top``) without following links, at most ``levels`` directories further
     down; whether it held any file. A deeper directory, or one that cannot be listed, is refused by name: thousands
-    of nested folders had overflowed the recursion (and paths past PATH_MAX cannot even be opened)."""
+    of nested folders had overflowed the recursion (and paths past PATH_MAX cannot even be opened). A file with
+    more than one name is refused unless ``hard_links`` (another name may be outside the landing folder)."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
@@ -167,7 +168,10 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int
                                       "(docs/snapshot-format.md): nothing in it read")
             seen = True
         elif stat.S_ISDIR(info.st_mode):
-            seen = _walk(out, top, entry.path, globs, limit, levels - 1) or seen
+            seen = _walk(out, top, entry.path, globs, limit, levels - 1, hard_links) or seen
+        elif stat.S_ISREG(info.st_mode) and info.st_nlink > 1 and not hard_links:
+            out.refuse(uri, "(path)", HARD_LINK.format(info.st_nlink))
+            seen = True
         elif stat.S_ISREG(info.st_mode):
             _classify(out, uri, relative, info.st_size, globs, limit)
             seen = True
@@ -275,10 +279,16 @@ def packed(paths: list[str], sizes: dict[str, int]) -> list[list[str]]:
     return groups + [current] if current else groups
 
 
-def read_listed(uri: str, limit: int) -> bytes:
+HARD_LINK = ("refused: a hard link ({} names of one file, and another may be outside the landing folder; "
+             "LB_READ_HARD_LINKS=1 reads them): not read")
+
+
+def read_listed(uri: str, limit: int, hard_links: bool | None = None) -> bytes:
     """A listed local file's bytes, as the worker reads them: never through a link (``O_NOFOLLOW``), only a
-    regular file (a FIFO or device put in its place since the listing is refused, not waited on), at most
-    ``limit`` bytes. Raises ``ValueError`` with the quarantine's reason when it cannot."""
+    regular file (a FIFO or device put in its place since the listing is refused, not waited on), with one name
+    unless ``hard_links`` (None: ``LB_READ_HARD_LINKS``), at most ``limit`` bytes. Raises ``ValueError`` with the
+    quarantine's reason when it cannot."""
+    hard_links = hard_links_read() if hard_links is None else hard_links
     try:
         fd = os.open(local_path(uri), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -286,8 +296,12 @@ def read_listed(uri: str, limit: int) -> bytes:
             raise ValueError("refused: a symbolic link put in its place since it was listed (never followed, not read)") from None
         raise ValueError(f"expected the file listed to be readable, got {exc.strerror or exc}: not read") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise ValueError("refused: not a regular file since it was listed (device, FIFO or socket; not read)")
+        if info.st_nlink > 1 and not hard_links:
+            raise ValueError(HARD_LINK.format(info.st_nlink).replace("refused: a hard link",
+                                                                     "refused: a hard link since it was listed"))
         chunks, size = [], 0
         while chunk := os.read(fd, min(1 << 24, limit + 1 - size)):
             chunks.append(chunk)
