@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from lb_pipeline.ingest.landing import small_files
+from lb_pipeline.ingest.reading import small_files
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs
 
 TOPIC = ("struct<msgRateIn:double, msgRateOut:double, msgThroughputIn:double, msgThroughputOut:double, "

@@ -2,6 +2,7 @@
 were listed (bad input of every kind: test_hostile)."""
 
 import json
+import os
 import shutil
 import zlib
 from pathlib import Path
@@ -130,3 +131,25 @@ def test_a_landing_folder_inside_a_folder_named_like_a_snapshot_time_lands_its_s
     placed = {(r.cluster, r.snapshot_ts.strftime("%H:%M")) for t in ("snapshots", "broker_reports")
               for r in lake.read(spark, "bronze", t, DEMO_DAY).select("cluster", "snapshot_ts").distinct().collect()}
     assert placed == {(landing.iterdir().__next__().name, "08:00")}
+
+
+def test_a_folder_swapped_for_a_link_between_listing_and_read_lands_nothing_of_what_it_leads_to(spark, demo_landing, tmp_path):
+    """The race of a renamed folder and a link in its place, as the workers meet it: every file below it is
+    quarantined as refused, and no row of the outside copies lands."""
+    from lb_pipeline.ingest.bronze import parse_family
+    from lb_pipeline.ingest.landing import list_day
+    from lb_pipeline.ingest.reading import LINKED_FOLDER
+    from lb_pipeline.ingest.tables import TABLES
+
+    landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
+    listing = list_day(spark, str(landing), DEMO_DAY, {t.name: t.globs for t in TABLES.values()})
+    snapshot = next(p for p in landing.glob(f"*/{DEMO_DAY}T*"))
+    brokers = snapshot / "lb" / "brokers"
+    outside = Path(shutil.copytree(brokers, tmp_path / "outside"))
+    brokers.rename(snapshot / "lb" / "brokers-away")
+    os.symlink(outside, brokers)
+    paths = [p for p in listing.files["broker_reports"] if p.startswith(f"file:{brokers}/")]
+    frame = parse_family(spark, paths, [TABLES["broker_reports"]], None, listing.sizes, listing.root)
+    rows = frame.select("source_file", "_field", "_reason").collect()
+    assert paths and len(rows) == len(paths)
+    assert {(r.source_file, r._field, r._reason) for r in rows} == {(p, "(file)", LINKED_FOLDER) for p in paths}

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lb_pipeline.ingest.landing import OPEN_COST, TASKS, list_day, packed, read_listed
+from lb_pipeline.ingest.landing import list_day
+from lb_pipeline.ingest.reading import OPEN_COST, TASKS, packed, read_listed
 from lb_pipeline.ingest.tables import TABLES, locate
 
 DAY = "2026-01-15"
@@ -288,3 +289,25 @@ def test_validate_snapshot_names_a_hard_link_and_does_not_read_it(tmp_path):
     found = {(f.file, f.field): f.message for f in validate_snapshot(snap)}
     rel = str(report.relative_to(snap))
     assert "a hard link (2 names" in found[(rel, "(path)")]
+
+
+def test_a_folder_swapped_for_a_link_after_the_listing_leads_nowhere_outside(snapshot, tmp_path):
+    """A race: a folder of the snapshot renamed away and replaced by a link to an outside folder holding a file of
+    the same name, between the listing and the read. ``O_NOFOLLOW`` on the file alone had followed the folder and
+    stored the outside file as a good row; opened from the landing folder down, no component is followed."""
+    root = snapshot.parents[1]
+    listing = list_day(None, str(root), DAY, GLOBS)
+    (uri,) = listing.files["namespaces"]  # namespaces/t/n.json
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "n.json").write_text('{"antiAffinityGroup": "STOLEN-OUTSIDE-SECRET"}')
+    (snapshot / "namespaces" / "t").rename(snapshot / "namespaces" / "t-away")
+    os.symlink(outside, snapshot / "namespaces" / "t")
+    assert read_listed(uri, 100, root=None) == (outside / "n.json").read_bytes()  # what the last component alone let through
+    with pytest.raises(ValueError, match="a folder on its path was replaced by a link since it was listed"):
+        read_listed(uri, 100, root=listing.root)
+    os.unlink(snapshot / "namespaces" / "t")
+    (snapshot / "namespaces" / "t-away").rename(snapshot / "namespaces" / "t")
+    assert read_listed(uri, 100, root=listing.root) == b'{"x": 1}'  # the genuine file, read from the root down
+    with pytest.raises(ValueError, match="expected a file inside the landing folder"):
+        read_listed(f"file:{tmp_path / 'outside' / 'n.json'}", 100, root=listing.root)

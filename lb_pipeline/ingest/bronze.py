@@ -1,6 +1,6 @@
 """Bronze: snapshot files → flat Delta rows, on Spark.
 
-Each bronze table reads only its own files (the paths ``landing.list_day`` lists, read by ``landing.read_files``),
+Each bronze table reads only its own files (the paths ``landing.list_day`` lists, read by ``reading.read_files``),
 and parses them in the Python workers with ``mapInArrow``: Pulsar's JSON uses names as object keys, so letting Spark
 infer a schema would make one struct field per topic. Every row carries cluster, snapshot timestamp, snapshot
 date and source file (``tables.py``).
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from lb_pipeline.formats import values as p
 from lb_pipeline.ingest import moved_topics
 from lb_pipeline.ingest.files import listing_quarantine, parse_file, refused_row
-from lb_pipeline.ingest.landing import list_day, read_files, read_listed, small_files
+from lb_pipeline.ingest.landing import list_day
+from lb_pipeline.ingest.reading import read_files, read_listed, small_files
 from lb_pipeline.ingest.moved_topics import LEFT_OUT
 from lb_pipeline.ingest.tables import COMMON, TABLES, BronzeTable
 from lb_pipeline.workers import collector_paused
@@ -62,7 +63,7 @@ def _table_columns(table: BronzeTable) -> list[str]:
 def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, schema, root: str | None = None):
     """The Python side of ``parse_family``: Arrow batches of (path, content) → Arrow batches of parsed rows, built
     straight from the row dicts (a pandas frame in between had cost a tenth of the parse). A local file comes
-    without its content, and is read here (``landing.read_listed``)."""
+    without its content, and is read here (``reading.read_listed``)."""
     # read on the driver: the workers may have started before
     max_depth, limit, hard_links = p.max_json_depth(), p.max_file_bytes(), p.hard_links_read()
 
@@ -70,7 +71,7 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, s
         out, memo = [], {}  # one JSON parse per file for all the tables it feeds
         if content is None:
             try:
-                content = read_listed(path, limit, hard_links)
+                content = read_listed(path, limit, hard_links, root)
             except ValueError as exc:  # changed since the listing
                 return [{**_flat(refused_row(t, path, "(file)", str(exc), root=root)), "_table": t.name} for t in tables]
         for table in tables:

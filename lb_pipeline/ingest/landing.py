@@ -8,7 +8,8 @@ names that are not a snapshot time; file names the snapshot format never writes 
 (``LB_MAX_FILE_BYTES``). A name that is not even UTF-8 is stored with those bytes escaped (``\xff``). Empty
 files and empty snapshot directories are listed too, because Spark's scans skip them silently. Ingest then reads
 exactly the listed files (``read_files``), and the workers open them without following links either
-(``read_listed``): a file that became a link, a FIFO or too large since the listing is quarantined, not read.
+(``reading.read_listed``): a file that became a link, a FIFO or too large since the listing is quarantined, not
+read.
 
 A landing folder on another file system (``s3a://…``) has no links: it is listed through Hadoop's FileSystem
 (metadata only), with the same size, name and emptiness rules.
@@ -16,12 +17,10 @@ A landing folder on another file system (``s3a://…``) has no links: it is list
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import os
 import re
 import stat
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from lb_pipeline.formats.values import hard_links_read, max_file_bytes
@@ -211,105 +210,5 @@ def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing
     return out
 
 
-@contextmanager
-def spark_conf(spark, settings: dict[str, str]):
-    """Runtime SQL settings for the Spark jobs started inside the block (restored after, unset where they were)."""
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
-
-
-OPEN_COST, TASKS, MAX_SPLIT = 64 * 1024, 16, 128 * 1024 * 1024  # Spark's file planning, as ``small_files`` sets it
-
-
-def small_files(spark):
-    """Spark plans 64 kB per opened file, and as if for 16 cores, while landing files are read. A snapshot is
-    ~1,000 files of a few kB: at Spark's default 4 MB a day of a 100-broker cluster became thousands of one-file
-    tasks (bronze/bundle_data 22 s, 5.6 s at 64 kB). The core count is fixed so that files pack into the same
-    tasks on a cluster of any size, and the bronze tables come out the same: silver's sums of doubles then add up
-    in the same order (a re-run on a cluster equals a local run bit for bit). The lake's own tables keep Spark's
-    defaults (one file per task)."""
-    return spark_conf(spark, {
-        "spark.sql.files.openCostInBytes": str(OPEN_COST), "spark.sql.files.minPartitionNum": str(TASKS),
-        # ingest caches each table after its row rules' shuffle: let AQE still coalesce the shuffle's output (left
-        # as it is, a day of the demo cluster wrote 8 files per bronze table, a broker's bundles spread over them,
-        # and silver's per-broker sums of doubles then added up in whichever order they arrived)
-        "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"})
-
-
-def read_files(spark, paths: list[str], sizes: dict[str, int] | None = None):
-    """Whole files (``path``, ``content``) of exactly these paths (listed by ``landing.list_day``).
-
-    Local files come with ``content`` null: the Python worker that parses them reads them (``read_listed``), in
-    tasks packed as Spark packs files (``packed``). Spark's ``binaryFile`` scan first listed every path on the
-    driver again (6 s for a day of M's 24,000 bundle-data files), then spent 10 s of JVM time handing M's topic
-    files (2.3 GB) to the Python workers: M's bronze went from 140 s to 120 s. Other file systems (``s3a://…``)
-    are read by ``binaryFile``."""
-    if not paths:
-        return spark.createDataFrame([], "path string, content binary")
-    if sizes is not None and all(path.startswith("file:") for path in paths):
-        groups = packed(paths, sizes)
-        tasks = spark.sparkContext.parallelize(groups, len(groups)).flatMap(lambda group: [(p, None) for p in group])
-        return spark.createDataFrame(tasks, "path string, content binary")
-    # Above 32 paths Spark lists them in a distributed job of one task per path (2,400 tasks for a day of a
-    # 100-broker cluster, about 15 s per table); a local file's status costs microseconds on the driver.
-    with spark_conf(spark, {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(len(paths) + 1)}):
-        return spark.read.format("binaryFile").load(paths).select("path", "content")  # lists now, eagerly
-
-
-def packed(paths: list[str], sizes: dict[str, int]) -> list[list[str]]:
-    """The paths in groups, one per task, as Spark's file scans group files with ``small_files``' settings
-    (``FilePartition.getFilePartitions``): largest first, a task closed before it would pass a sixteenth of the
-    bytes (each file counted ``OPEN_COST`` more). The groups depend on the files only, never on the cluster, so
-    the bronze tables come out the same on any cluster."""
-    total = sum(sizes[p] + OPEN_COST for p in paths)
-    split = min(MAX_SPLIT, max(OPEN_COST, total // TASKS))
-    groups, current, used = [], [], 0
-    for path in sorted(paths, key=lambda p: (-sizes[p], p)):
-        if current and used + sizes[path] > split:
-            groups.append(current)
-            current, used = [], 0
-        current.append(path)
-        used += sizes[path] + OPEN_COST
-    return groups + [current] if current else groups
-
-
 HARD_LINK = ("refused: a hard link ({} names of one file, and another may be outside the landing folder; "
              "LB_READ_HARD_LINKS=1 reads them): not read")
-
-
-def read_listed(uri: str, limit: int, hard_links: bool | None = None) -> bytes:
-    """A listed local file's bytes, as the worker reads them: never through a link (``O_NOFOLLOW``), only a
-    regular file (a FIFO or device put in its place since the listing is refused, not waited on), with one name
-    unless ``hard_links`` (None: ``LB_READ_HARD_LINKS``), at most ``limit`` bytes. Raises ``ValueError`` with the
-    quarantine's reason when it cannot."""
-    hard_links = hard_links_read() if hard_links is None else hard_links
-    try:
-        fd = os.open(local_path(uri), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ValueError("refused: a symbolic link put in its place since it was listed (never followed, not read)") from None
-        raise ValueError(f"expected the file listed to be readable, got {exc.strerror or exc}: not read") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("refused: not a regular file since it was listed (device, FIFO or socket; not read)")
-        if info.st_nlink > 1 and not hard_links:
-            raise ValueError(HARD_LINK.format(info.st_nlink).replace("refused: a hard link",
-                                                                     "refused: a hard link since it was listed"))
-        chunks, size = [], 0
-        while chunk := os.read(fd, min(1 << 24, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise ValueError(f"expected at most {limit} bytes (LB_MAX_FILE_BYTES), got more since it was listed: not read")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise ValueError(f"expected the file listed to be readable, got {exc.strerror or exc}: not read") from None
-    finally:
-        os.close(fd)

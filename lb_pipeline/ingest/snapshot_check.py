@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from lb_pipeline.formats.values import max_file_bytes
 from lb_pipeline.ingest import moved_topics
 from lb_pipeline.ingest.files import listing_quarantine, parse_file, quarantine_row, refused_row
-from lb_pipeline.ingest.landing import DayListing, list_snapshot, read_listed
+from lb_pipeline.ingest.landing import DayListing, list_snapshot
+from lb_pipeline.ingest.reading import read_listed
 from lb_pipeline.ingest.tables import TABLES
 from lb_pipeline.quality import row_rules
 
@@ -51,7 +52,7 @@ def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int
     table, good = TABLES[name], []
     for uri in uris:
         try:
-            rows, bad = parse_file(table, uri, read_listed(uri, limit), manifests, root=root)  # as ingest reads
+            rows, bad = parse_file(table, uri, read_listed(uri, limit, root=root), manifests, root=root)  # as ingest
         except ValueError as exc:  # changed since the listing
             rows, bad = [], [refused_row(table, uri, "(file)", str(exc), root=root)]
         good += rows

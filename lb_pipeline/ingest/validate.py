@@ -23,7 +23,8 @@ from lb_pipeline.formats import brokers as fb
 from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats import topics as ft
 from lb_pipeline.formats.values import FileProblem, encodable_rows, load_json, max_file_bytes, printable
-from lb_pipeline.ingest.landing import read_listed, shown
+from lb_pipeline.ingest.landing import shown
+from lb_pipeline.ingest.reading import read_listed
 from lb_pipeline.ingest.snapshot_check import SnapshotCheck, check_snapshot
 from lb_pipeline.ingest.tables import locate
 from lb_pipeline.model import bundles as bm
@@ -55,7 +56,7 @@ def _read(root: Path, rel: str, findings: list[Finding], ingest: SnapshotCheck):
             findings.append(Finding(rel, "(file)", "missing"))
         return None
     try:
-        return load_json(read_listed(path, max_file_bytes()))
+        return load_json(read_listed(path, max_file_bytes(), root=str(root.absolute().parent.parent)))  # as listed
     except FileProblem as exc:
         findings.append(Finding(rel, exc.problem.field, exc.problem.reason))
     except ValueError as exc:  # changed since the listing (read_listed's reasons)
