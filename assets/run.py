@@ -25,6 +25,7 @@ from lb_pipeline.errors import LbError
 from lb_pipeline.ingest.landing import local_path, shown
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
+from lb_pipeline.spark.session import lost_jvm
 from lb_pipeline.terminal import escaping_output
 
 
@@ -153,8 +154,11 @@ def explain_failure(result) -> list[str]:
         while error is not None and error.cause is not None:
             error = error.cause
         message = (error.message or "").strip().splitlines() if error else []
+        gone = error is not None and lost_jvm(error.cls_name or "", error.message or "")
         lines.append(f"step {event.step_key}: {error.cls_name if error else 'error'}: "
-                     f"{message[-1] if message else 'see the log above'}")
+                     f"{message[-1] if message else 'see the log above'}"
+                     + ("; the Spark driver JVM exited (killed by the kernel when memory ran out? see the system "
+                        "log); each retry started a new one" if gone else ""))
     return lines or ["see the log above"]
 
 

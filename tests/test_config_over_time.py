@@ -111,7 +111,7 @@ def test_the_replays_follow_a_configuration_changed_during_the_night(lake, spark
     replayed = gold.shedding_decisions(
         read("bronze", "broker_reports"), read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"),
         read("bronze", "ownership"), silver.layouts(read("bronze", "namespaces"), read("bronze", "ownership")),
-        read("bronze", "config"), read("bronze", "failure_domains"), configs)
+        read("bronze", "config"), read("bronze", "failure_domains"), configs).cache()  # read three times below
     before, after = _split(replayed, noon)
     tonight_before, tonight_after = _split(read("gold", "shedding_decisions"), noon)
     assert before == tonight_before  # the morning as the nightly run replayed it
@@ -163,7 +163,7 @@ def test_a_leader_that_restarts_replays_its_strategies_afresh(lake, spark):
             read("bronze", "ownership"), silver.layouts(read("bronze", "namespaces"), read("bronze", "ownership")),
             read("bronze", "config"), read("bronze", "failure_domains"), configs)
 
-    steady, replayed = replay([]), replay(times[1:])
+    steady, replayed = replay([]).cache(), replay(times[1:]).cache()  # each replay queried two and three times
     held = F.col("strategy").isin("AvgShedder", "TransferShedder")
     assert steady.where(held).count() > 0 and replayed.where(held).count() == 0
     first = F.unix_millis("snapshot_ts") == times[0]
@@ -192,14 +192,14 @@ def test_a_broker_that_restarts_counts_its_hot_cycles_again_before_the_extensibl
                                    read("bronze", "namespaces"), config).where("trigger = 'extensible'")
 
     reports = read("bronze", "broker_reports")
-    steady = replay(reports)
+    steady = replay(reports).cache()  # queried twice
     chosen = steady.where("selected").orderBy("snapshot_ts").first()
     assert chosen is not None and times.index(chosen.snapshot_ts) >= 1
     assert chosen.cycle_note.endswith(f"split at cycle {gap // 2 + 1}")  # the hits of the window before count
     restarted = reports.withColumn("start_timestamp_ms", F.when(  # 30 s before the snapshot that split it
         (F.col("broker") == chosen.broker) & (F.col("snapshot_ts") >= F.lit(chosen.snapshot_ts)),
         F.unix_millis(F.lit(chosen.snapshot_ts)) - 30_000).otherwise(F.col("start_timestamp_ms")))
-    replayed = replay(restarted)
+    replayed = replay(restarted).cache()
     at = (F.col("snapshot_ts") == F.lit(chosen.snapshot_ts)) & (F.col("bundle") == chosen.bundle)
     assert [r.selected for r in replayed.where(at).collect()] == [False]
     earlier = F.col("snapshot_ts") < F.lit(chosen.snapshot_ts)

@@ -23,6 +23,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
+from typing import Callable
 
 from lb_pipeline.errors import SetupError
 from lb_pipeline.settings import SparkSettings, spark_settings_from_env
@@ -119,14 +120,27 @@ def resolution_lock(settings: SparkSettings):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def get_session(settings: SparkSettings | None = None):
-    """Create (once per process) or return the active Delta-enabled SparkSession."""
+JVM_EXITED = ("the Spark driver JVM exited (killed by the kernel when memory ran out? see the system log): "
+              "starting a new one")
+
+
+def get_session(settings: SparkSettings | None = None, log: Callable[[str], None] | None = None):
+    """Create (once per process) or return the active Delta-enabled SparkSession. A session whose JVM has exited
+    (killed by the kernel, say) is forgotten and a new one started, so that a step's retry runs on a live JVM
+    (``log`` hears of it; stderr by default)."""
     from pyspark.sql import SparkSession
 
     with _LOCK:
-        active = SparkSession.getActiveSession()
-        if active is not None:
+        try:
+            active = SparkSession.getActiveSession()
+            alive = active is None or not active.sparkContext._jsc.sc().isStopped()
+        except Exception:  # noqa: BLE001 - py4j cannot reach the JVM: it is gone
+            active, alive = None, False
+        if active is not None and alive:
             return active
+        if not alive:
+            _forget_dead_jvm()
+            (log or _to_stderr)(f"lb-pipeline: {JVM_EXITED}")
         settings = settings or spark_settings_from_env()
         require_java()
         # Python workers must run the interpreter that has our packages (a venv), not whatever is on PATH.
@@ -143,6 +157,37 @@ def get_session(settings: SparkSettings | None = None):
         # ERROR by default: at WARN, Spark logs a stack trace for every glob that matches nothing.
         spark.sparkContext.setLogLevel(os.environ.get("LB_SPARK_LOG_LEVEL", "ERROR"))
         return spark
+
+
+def lost_jvm(cls_name: str, message: str) -> bool:
+    """Whether an error a step raised is Py4J's for a JVM that is gone (the socket to it refused or closed; a
+    ``Py4JError`` that carries no Java exception, which a live JVM raises as ``Py4JJavaError``)."""
+    return cls_name in ("ConnectionRefusedError", "Py4JNetworkError", "Py4JError") or any(
+        text in message for text in ("Answer from Java side is empty", "Error while sending or receiving",
+                                     "Connection refused"))
+
+
+def _forget_dead_jvm() -> None:
+    """PySpark's process-wide state of a session whose JVM exited, dropped so that the builder starts a new JVM
+    (``SparkContext.stop`` would call into the dead one)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    sc = SparkContext._active_spark_context
+    if sc is not None and getattr(sc, "_accumulatorServer", None) is not None:
+        try:
+            sc._accumulatorServer.shutdown()
+        except Exception:  # noqa: BLE001 - best effort: a Python-side server of the dead context
+            pass
+    SparkContext._active_spark_context = None
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _explain_start_failure(exc: Exception, settings: SparkSettings) -> str:
