@@ -23,7 +23,6 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Callable
 
 from lb_pipeline.errors import SetupError
 from lb_pipeline.settings import SparkSettings, spark_settings_from_env
@@ -124,10 +123,10 @@ JVM_EXITED = ("the Spark driver JVM exited (killed by the kernel when memory ran
               "starting a new one")
 
 
-def get_session(settings: SparkSettings | None = None, log: Callable[[str], None] | None = None):
+def get_session(settings: SparkSettings | None = None):
     """Create (once per process) or return the active Delta-enabled SparkSession. A session whose JVM has exited
-    (killed by the kernel, say) is forgotten and a new one started, so that a step's retry runs on a live JVM
-    (``log`` hears of it; stderr by default)."""
+    (killed by the kernel, say) is forgotten and a new one started, so that a step's retry runs on a live JVM; a
+    line on stderr says so."""
     from pyspark.sql import SparkSession
 
     with _LOCK:
@@ -140,7 +139,7 @@ def get_session(settings: SparkSettings | None = None, log: Callable[[str], None
             return active
         if not alive:
             _forget_dead_jvm()
-            (log or _to_stderr)(f"lb-pipeline: {JVM_EXITED}")
+            print(f"lb-pipeline: {JVM_EXITED}", file=sys.stderr, flush=True)
         settings = settings or spark_settings_from_env()
         require_java()
         # Python workers must run the interpreter that has our packages (a venv), not whatever is on PATH.
@@ -184,10 +183,6 @@ def _forget_dead_jvm() -> None:
     SparkContext._jvm = None
     SparkSession._instantiatedSession = None
     SparkSession._activeSession = None
-
-
-def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def _explain_start_failure(exc: Exception, settings: SparkSettings) -> str:
