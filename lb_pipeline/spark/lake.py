@@ -193,21 +193,26 @@ class _Log:
         self._log = self._jvm.org.apache.hadoop.fs.Path(f"{path.rstrip('/')}/_delta_log")
         self._fs = self._log.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
+    def _commits(self) -> list[tuple[int, int]]:
+        """(version, modification time in ms) of every commit, newest first."""
+        return sorted(((int(st.getPath().getName()[:20]), int(st.getModificationTime()))
+                       for st in self._fs.listStatus(self._log) if _COMMIT.fullmatch(st.getPath().getName())),
+                      reverse=True)
+
     def versions(self) -> list[int]:
         """Every commit's version, newest first."""
-        names = [n for n in (st.getPath().getName() for st in self._fs.listStatus(self._log)) if _COMMIT.fullmatch(n)]
-        if not names:
+        commits = self._commits()
+        if not commits:
             raise ValueError(f"{self.path}: no Delta commit in its _delta_log")
-        return sorted((int(n[:20]) for n in names), reverse=True)
+        return [version for version, _ in commits]
 
     def newest(self) -> tuple[int, int] | None:
         """(version, modification time in ms) of the newest commit; None where there is no log to list."""
         try:
-            found = [(int(st.getPath().getName()[:20]), int(st.getModificationTime()))
-                     for st in self._fs.listStatus(self._log) if _COMMIT.fullmatch(st.getPath().getName())]
+            commits = self._commits()
         except Exception:  # noqa: BLE001 - no table there (yet): the plain read says so
             return None
-        return max(found) if found else None
+        return commits[0] if commits else None
 
     def actions(self, version: int) -> list[dict]:
         import json

@@ -143,16 +143,8 @@ def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame
         return {"notes": f"not validated: {exc}"}
     finally:
         history.imposed = {}  # the moves the validation imposed are not the runs' history
-    return {"snapshots": r["snapshots"], "brokers": r["brokers"], "logged_unloads": r["logged_unloads"],
-            "simulated_unloads": r["simulated_unloads"], "matched_unloads": r["matched_unloads"],
-            "destinations_agree": r["destinations_agree"], "precision": r["precision"], "recall": r["recall"],
-            "logged_splits": r["logged_splits"], "simulated_splits": r["simulated_splits"],
-            "matched_splits": r["matched_splits"],
-            "usage_mae_points": r["usage_mae_points"], "usage_max_error_points": r["usage_max_error_points"],
-            "model_mae_points": r["model_mae_points"],
-            **{c: r[c] for c in ("warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision",
-                                 "settled_recall")},
-            "notes": "; ".join(r["notes"])}
+    scored = VALIDATION_COLUMNS[3:-1]  # after cluster, snapshot_date and strategy (the check's keys); before notes
+    return {**{c: r[c] for c in scored}, "notes": "; ".join(r["notes"])}
 
 
 def _frame(out: pd.DataFrame) -> pd.DataFrame:
