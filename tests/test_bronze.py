@@ -153,3 +153,26 @@ def test_a_folder_swapped_for_a_link_between_listing_and_read_lands_nothing_of_w
     rows = frame.select("source_file", "_field", "_reason").collect()
     assert paths and len(rows) == len(paths)
     assert {(r.source_file, r._field, r._reason) for r in rows} == {(p, "(file)", LINKED_FOLDER) for p in paths}
+
+
+def test_a_folder_swapped_for_another_real_folder_between_listing_and_read_lands_nothing_of_it(spark, demo_landing, tmp_path):
+    """The same race with no link at all: an outside folder renamed into the listed folder's place (one file
+    system). Every component is a real folder, so the walk from the landing folder goes through; the files it
+    meets are not the ones listed (device and inode), and each is quarantined as refused, none read."""
+    from lb_pipeline.ingest.bronze import parse_family
+    from lb_pipeline.ingest.landing import list_day
+    from lb_pipeline.ingest.reading import REPLACED
+    from lb_pipeline.ingest.tables import TABLES
+
+    landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
+    listing = list_day(spark, str(landing), DEMO_DAY, {t.name: t.globs for t in TABLES.values()})
+    brokers = next(p for p in landing.glob(f"*/{DEMO_DAY}T*")) / "lb" / "brokers"
+    outside = Path(shutil.copytree(brokers, tmp_path / "outside"))
+    brokers.rename(brokers.with_name("brokers-away"))
+    outside.rename(brokers)
+    paths = [p for p in listing.files["broker_reports"] if p.startswith(f"file:{brokers}/")]
+    frame = parse_family(spark, paths, [TABLES["broker_reports"]], None, listing.sizes, listing.root, listing.ids)
+    rows = frame.select("source_file", "_field", "_reason").collect()
+    assert paths and {(r.source_file, r._field, r._reason) for r in rows} == {(p, "(file)", REPLACED) for p in paths}
+    assert parse_family(spark, paths, [TABLES["broker_reports"]], None, listing.sizes, listing.root).where(
+        "_reason IS NULL").count() == len(paths)  # without the identities listed, the outside copies were read

@@ -101,3 +101,21 @@ def test_a_folder_swapped_for_a_link_after_the_listing_leads_nowhere_outside(sna
     assert read_listed(uri, 100, root=listing.root) == b'{"x": 1}'  # the genuine file, read from the root down
     with pytest.raises(ValueError, match="expected a file inside the landing folder"):
         read_listed(f"file:{tmp_path / 'outside' / 'n.json'}", 100, root=listing.root)
+
+
+def test_a_file_renamed_in_place_of_the_listed_one_is_refused_not_read(snapshot, tmp_path):
+    """Not a link and one name only: another file renamed over the listed one since the listing. The worker reads
+    a file only if it is the one listed (device and inode)."""
+    from lb_pipeline.ingest.reading import REPLACED
+
+    root = snapshot.parents[1]
+    listing = list_day(None, str(root), DAY, GLOBS)
+    (uri,) = listing.files["namespaces"]
+    assert read_listed(uri, 100, root=listing.root, listed=listing.ids[uri]) == b'{"x": 1}'
+    other = tmp_path / "other.json"
+    other.write_text('{"antiAffinityGroup": "NOT-THE-FILE-LISTED"}')
+    other.rename(uri[len("file:"):])
+    with pytest.raises(ValueError, match="not the file listed"):
+        read_listed(uri, 100, root=listing.root, listed=listing.ids[uri])
+    assert REPLACED.startswith("refused: not the file listed")
+    assert b"NOT-THE-FILE-LISTED" in read_listed(uri, 100, root=listing.root)  # no identity given: what it had read

@@ -67,11 +67,11 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, s
     # read on the driver: the workers may have started before
     max_depth, limit, hard_links = p.max_json_depth(), p.max_file_bytes(), p.hard_links_read()
 
-    def rows_of(path: str, content: bytes | None) -> list[dict]:
+    def rows_of(path: str, content: bytes | None, listed: str | None) -> list[dict]:
         out, memo = [], {}  # one JSON parse per file for all the tables it feeds
         if content is None:
             try:
-                content = read_listed(path, limit, hard_links, root)
+                content = read_listed(path, limit, hard_links, root, listed)
             except ValueError as exc:  # changed since the listing
                 return [{**_flat(refused_row(t, path, "(file)", str(exc), root=root)), "_table": t.name} for t in tables]
         for table in tables:
@@ -86,10 +86,12 @@ def _mapper(tables: list[BronzeTable], manifests: dict[str, list[str]] | None, s
         import pyarrow as pa
 
         for batch in batches:
-            rows = []
-            for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
+            rows, columns = [], batch.schema.names
+            listed = batch.column("listed").to_pylist() if "listed" in columns else [None] * batch.num_rows
+            for path, content, known in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist(),
+                                            listed):
                 with collector_paused():  # documents and rows hold no reference cycles (workers.py)
-                    rows.extend(rows_of(path, content))
+                    rows.extend(rows_of(path, content, known))
                 if len(rows) >= ROWS_PER_BATCH:  # a task's files can hold millions of rows: hand them on as they come
                     yield pa.RecordBatch.from_pylist(rows, schema=schema)
                     rows = []
@@ -107,7 +109,7 @@ def _flat(q: dict) -> dict:
 
 
 def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: dict[str, list[str]] | None = None,
-                 sizes: dict[str, int] | None = None, root: str | None = None):
+                 sizes: dict[str, int] | None = None, root: str | None = None, ids: dict[str, str] | None = None):
     """All rows (good and quarantined, ``_table`` saying whose) of the bronze tables fed by the same files, for
     one day: each file read and parsed once, in the Python workers."""
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -115,7 +117,7 @@ def parse_family(spark, paths: list[str], tables: list[BronzeTable], manifests: 
 
     ddl = _parsed_schema(tables)
     schema = to_arrow_schema(StructType.fromDDL(ddl), timezone=spark.conf.get("spark.sql.session.timeZone"))
-    return read_files(spark, paths, sizes).mapInArrow(_mapper(tables, manifests, schema, root), ddl)
+    return read_files(spark, paths, sizes, ids).mapInArrow(_mapper(tables, manifests, schema, root), ddl)
 
 
 def checked_table(parsed, table: BronzeTable):
@@ -205,7 +207,7 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
     names = tables or list(TABLES)
     listing = list_day(spark, landing, day, {t.name: t.globs for t in TABLES.values()})
     snapshots = parse_family(spark, listing.files.get("snapshots", []), [TABLES["snapshots"]], sizes=listing.sizes,
-                             root=listing.root)
+                             root=listing.root, ids=listing.ids)
     marked = {"snapshots": checked_table(snapshots, TABLES["snapshots"]).persist()}
     # One small row per snapshot: complete directories with their brokers; None where the manifest is not usable.
     manifests: dict[str, list[str] | None] = {
@@ -219,7 +221,7 @@ def _ingest(spark, lake, landing, day, tables, log) -> IngestResult:
     shared = []
     for members in families.values():
         parsed = parse_family(spark, listing.files.get(members[0].name, []), members, manifests, listing.sizes,
-                              listing.root)
+                              listing.root, listing.ids)
         if len(members) > 1:
             shared.append(parsed := parsed.persist())
         marked.update({t.name: checked_table(parsed, t).persist() for t in members})

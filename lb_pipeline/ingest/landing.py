@@ -8,8 +8,8 @@ names that are not a snapshot time; file names the snapshot format never writes 
 (``LB_MAX_FILE_BYTES``). A name that is not even UTF-8 is stored with those bytes escaped (``\xff``). Empty
 files and empty snapshot directories are listed too, because Spark's scans skip them silently. Ingest then reads
 exactly the listed files (``read_files``), and the workers open them without following links either
-(``reading.read_listed``): a file that became a link, a FIFO or too large since the listing is quarantined, not
-read.
+(``reading.read_listed``): a file that became a link, a FIFO, too large or another file (its device and inode
+are not those listed: a folder or the file renamed in its place) since the listing is quarantined, not read.
 
 A landing folder on another file system (``s3a://…``) has no links: it is listed through Hadoop's FileSystem
 (metadata only), with the same size, name and emptiness rules.
@@ -39,6 +39,7 @@ class DayListing:
     empty_dirs: list[str] = field(default_factory=list)
     empty_files: list[str] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)  # file URI → its bytes when listed (tasks are packed by it)
+    ids: dict[str, str] = field(default_factory=dict)  # local file URI → "device:inode" when listed (what is read)
     unread: set[str] = field(default_factory=set)  # the refused URIs as they are (``refused`` holds them shown)
     # the landing folder as the URIs above start with it: a file's cluster and snapshot are the two folders after it
     # (a landing folder inside a folder named like a snapshot time is not taken for one)
@@ -173,6 +174,8 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int
             seen = True
         elif stat.S_ISREG(info.st_mode):
             _classify(out, uri, relative, info.st_size, globs, limit)
+            if uri in out.sizes:
+                out.ids[uri] = identity(info)
             seen = True
         else:
             out.refuse(uri, "(path)", "refused: not a regular file (device, FIFO or socket; not read)")
@@ -208,6 +211,11 @@ def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing
         if not seen:
             out.empty_dirs.append(uri)
     return out
+
+
+def identity(info: os.stat_result) -> str:
+    """A file as the listing saw it (device and inode): the worker reads the file only if it opens this one."""
+    return f"{info.st_dev}:{info.st_ino}"
 
 
 HARD_LINK = ("refused: a hard link ({} names of one file, and another may be outside the landing folder; "

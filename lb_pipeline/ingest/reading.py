@@ -12,7 +12,7 @@ import stat
 from contextlib import contextmanager
 
 from lb_pipeline.formats.values import hard_links_read
-from lb_pipeline.ingest.landing import HARD_LINK, local_path, shown
+from lb_pipeline.ingest.landing import HARD_LINK, identity, local_path, shown
 
 
 @contextmanager
@@ -28,6 +28,7 @@ def spark_conf(spark, settings: dict[str, str]):
             spark.conf.unset(key) if value is None else spark.conf.set(key, value)
 
 
+FILES = "path string, content binary, listed string"
 OPEN_COST, TASKS, MAX_SPLIT = 64 * 1024, 16, 128 * 1024 * 1024  # Spark's file planning, as ``small_files`` sets it
 
 
@@ -46,24 +47,29 @@ def small_files(spark):
         "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"})
 
 
-def read_files(spark, paths: list[str], sizes: dict[str, int] | None = None):
-    """Whole files (``path``, ``content``) of exactly these paths (listed by ``landing.list_day``).
+def read_files(spark, paths: list[str], sizes: dict[str, int] | None = None, ids: dict[str, str] | None = None):
+    """Whole files (``path``, ``content``, ``listed``) of exactly these paths (listed by ``landing.list_day``).
 
-    Local files come with ``content`` null: the Python worker that parses them reads them (``read_listed``), in
-    tasks packed as Spark packs files (``packed``). Spark's ``binaryFile`` scan first listed every path on the
+    Local files come with ``content`` null and ``listed`` their identity when listed (``ids``): the Python worker
+    that parses them reads them (``read_listed``), in tasks packed as Spark packs files (``packed``). Spark's ``binaryFile`` scan first listed every path on the
     driver again (6 s for a day of M's 24,000 bundle-data files), then spent 10 s of JVM time handing M's topic
     files (2.3 GB) to the Python workers: M's bronze went from 140 s to 120 s. Other file systems (``s3a://…``)
     are read by ``binaryFile``."""
     if not paths:
-        return spark.createDataFrame([], "path string, content binary")
+        return spark.createDataFrame([], FILES)
     if sizes is not None and all(path.startswith("file:") for path in paths):
-        groups = packed(paths, sizes)
-        tasks = spark.sparkContext.parallelize(groups, len(groups)).flatMap(lambda group: [(p, None) for p in group])
-        return spark.createDataFrame(tasks, "path string, content binary")
+        ids = ids or {}
+        groups = [[(p, ids.get(p)) for p in group] for group in packed(paths, sizes)]
+        tasks = spark.sparkContext.parallelize(groups, len(groups)).flatMap(
+            lambda group: [(p, None, listed) for p, listed in group])
+        return spark.createDataFrame(tasks, FILES)
     # Above 32 paths Spark lists them in a distributed job of one task per path (2,400 tasks for a day of a
     # 100-broker cluster, about 15 s per table); a local file's status costs microseconds on the driver.
     with spark_conf(spark, {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(len(paths) + 1)}):
-        return spark.read.format("binaryFile").load(paths).select("path", "content")  # lists now, eagerly
+        from pyspark.sql import functions as F
+
+        return spark.read.format("binaryFile").load(paths).select(  # lists now, eagerly
+            "path", "content", F.lit(None).cast("string").alias("listed"))
 
 
 def packed(paths: list[str], sizes: dict[str, int]) -> list[list[str]]:
@@ -83,6 +89,8 @@ def packed(paths: list[str], sizes: dict[str, int]) -> list[list[str]]:
     return groups + [current] if current else groups
 
 
+REPLACED = ("refused: not the file listed (another file, or a folder on its path, was put in its place since the "
+            "listing; not read)")
 LINKED_FOLDER = ("refused: a folder on its path was replaced by a link since it was listed (never followed, "
                  "not read)")
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -112,12 +120,14 @@ def _open_below(root: str, path: str) -> int:
         os.close(fd)
 
 
-def read_listed(uri: str, limit: int, hard_links: bool | None = None, root: str | None = None) -> bytes:
+def read_listed(uri: str, limit: int, hard_links: bool | None = None, root: str | None = None,
+                listed: str | None = None) -> bytes:
     """A listed local file's bytes, as the worker reads them: never through a link (``O_NOFOLLOW``; at every
     folder below ``root``, the landing folder, when given), only a regular file (a FIFO or device put in its place
-    since the listing is refused, not waited on), with one name unless ``hard_links`` (None:
-    ``LB_READ_HARD_LINKS``), at most ``limit`` bytes. Raises ``ValueError`` with the quarantine's reason when it
-    cannot."""
+    since the listing is refused, not waited on), the very file listed when ``listed`` gives its identity
+    (``landing.identity``: a file or folder renamed in its place is refused), with one name unless ``hard_links``
+    (None: ``LB_READ_HARD_LINKS``), at most ``limit`` bytes. Raises ``ValueError`` with the quarantine's reason
+    when it cannot."""
     hard_links = hard_links_read() if hard_links is None else hard_links
     try:
         fd = (os.open(local_path(uri), _FILE) if root is None or local_path(root) is None
@@ -130,6 +140,8 @@ def read_listed(uri: str, limit: int, hard_links: bool | None = None, root: str 
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError("refused: not a regular file since it was listed (device, FIFO or socket; not read)")
+        if listed is not None and identity(info) != listed:
+            raise ValueError(REPLACED)
         if info.st_nlink > 1 and not hard_links:
             raise ValueError(HARD_LINK.format(info.st_nlink).replace("refused: a hard link",
                                                                      "refused: a hard link since it was listed"))

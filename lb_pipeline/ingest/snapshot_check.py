@@ -21,7 +21,8 @@ from lb_pipeline.quality import row_rules
 class SnapshotCheck:
     quarantined: list[dict] = field(default_factory=list)  # bronze/quarantine rows, as ingest writes them
     unread: set[str] = field(default_factory=set)  # paths ingest refuses to open (links, devices, oversized, empty)
-    readable: set[str] = field(default_factory=set)  # the paths it would read (listed, no link on the way)
+    # the paths it would read (listed, no link on the way) → their identity when listed (``landing.identity``)
+    readable: dict[str, str] = field(default_factory=dict)
     manifest_usable: bool = False
 
 
@@ -31,7 +32,7 @@ def check_snapshot(directory: str, limit: int | None = None) -> SnapshotCheck:
     listing = list_snapshot(DayListing(), root, {t.name: t.globs for t in TABLES.values()}, limit)
     out.quarantined += listing_quarantine(listing)
     out.unread = {u[len("file:"):] for u in [*listing.unread, *listing.empty_files]}
-    out.readable = {u[len("file:"):] for uris in listing.files.values() for u in uris}
+    out.readable = {u[len("file:"):]: listing.ids[u] for uris in listing.files.values() for u in uris}
 
     manifests: dict[str, list[str] | None] = {}
     for uri in listing.files.get("snapshots", []):
@@ -52,7 +53,8 @@ def _parse(out: SnapshotCheck, name: str, uris: list[str], manifests, limit: int
     table, good = TABLES[name], []
     for uri in uris:
         try:
-            rows, bad = parse_file(table, uri, read_listed(uri, limit, root=root), manifests, root=root)  # as ingest
+            content = read_listed(uri, limit, root=root, listed=out.readable.get(uri[len("file:"):]))  # as ingest
+            rows, bad = parse_file(table, uri, content, manifests, root=root)
         except ValueError as exc:  # changed since the listing
             rows, bad = [], [refused_row(table, uri, "(file)", str(exc), root=root)]
         good += rows

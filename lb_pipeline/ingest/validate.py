@@ -56,7 +56,8 @@ def _read(root: Path, rel: str, findings: list[Finding], ingest: SnapshotCheck):
             findings.append(Finding(rel, "(file)", "missing"))
         return None
     try:
-        return load_json(read_listed(path, max_file_bytes(), root=str(root.absolute().parent.parent)))  # as listed
+        return load_json(read_listed(path, max_file_bytes(), root=str(root.absolute().parent.parent),  # as listed
+                                     listed=ingest.readable[path]))
     except FileProblem as exc:
         findings.append(Finding(rel, exc.problem.field, exc.problem.reason))
     except ValueError as exc:  # changed since the listing (read_listed's reasons)
