@@ -40,11 +40,14 @@ def landing_sensor(context: dg.SensorEvaluationContext, landing: LandingResource
     days: dict[str, str] = {}
     landed: dict[str, float] = {}  # day → when its newest new snapshot was complete (manifest written)
     late: set[str] = set()  # days whose new snapshots are named before one seen already
-    skipped = []
-    for snap in iter_snapshot_dirs(landing.folder):
+    skipped, unlisted = [], []
+    for snap in iter_snapshot_dirs(landing.folder, problems=unlisted):
         cluster, name = shown(snap.parent.name), shown(snap.name)  # run keys and the log are UTF-8 text
         manifest = snap / MANIFEST
-        at = manifest.stat().st_mtime if manifest.is_file() else None
+        try:
+            at = manifest.stat().st_mtime
+        except OSError:  # none yet (being written), or a folder it may not read: a run would quarantine it
+            at = None
         if at is None or (name <= seen.get(cluster, "") and at <= seen_landed):
             continue  # incomplete (still being written) or already handled
         newest_landed = max(newest_landed, at)
@@ -58,6 +61,7 @@ def landing_sensor(context: dg.SensorEvaluationContext, landing: LandingResource
         if name <= seen.get(cluster, ""):
             late.add(day)
         newest[cluster] = max(newest.get(cluster, ""), name)
+    skipped += [f"{shown(str(folder))}: {why}" for folder, why in unlisted]
     for line in skipped:
         context.log.warning(f"not a run: {line}")
     for day in [d for d in days if _ingested_at(context.instance, d) > landed[d]]:

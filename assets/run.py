@@ -35,15 +35,15 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
 def days_in(landing: str) -> tuple[list[str], list[str]]:
     """(the days the landing folder holds snapshots of, why other directories are not run)."""
-    days, skipped = set(), []
-    for d in iter_snapshot_dirs(landing):
+    days, skipped, unlisted = set(), [], []
+    for d in iter_snapshot_dirs(landing, problems=unlisted):
         day = snapshot_day(d.name)
         problem = partition_problem(day) if day else "not a snapshot time (YYYY-MM-DDTHH-MM-SSZ)"
         if problem:
             skipped.append(f"{shown(str(d))}: {problem}")  # a name that is not UTF-8 would crash a strict terminal
         else:
             days.add(day)
-    return sorted(days), skipped
+    return sorted(days), skipped + [f"{shown(str(folder))}: {why}" for folder, why in unlisted]
 
 
 def main(argv: list[str] | None = None) -> int:

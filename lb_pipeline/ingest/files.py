@@ -101,8 +101,17 @@ def table_of(path: str, root: str | None = None) -> BronzeTable:
 
 def refused_row(table: BronzeTable, path: str, field: str, reason: str, content: bytes | None = None,
                 root: str | None = None) -> dict:
-    """A quarantine row for a file its path places (refused by the listing, or changed before it was read)."""
-    return quarantine_row(table, path, *(locate(path, root) or (None, None))[:2], field, reason, content)
+    """A quarantine row for a file its path places (refused by the listing, or changed before it was read); a
+    cluster folder itself (a link, or one that cannot be listed) has its cluster and no snapshot time."""
+    return quarantine_row(table, path, *(locate(path, root) or (_cluster_folder(path, root), None))[:2], field,
+                          reason, content)
+
+
+def _cluster_folder(path: str, root: str | None) -> str | None:
+    """``<root>/<cluster>`` → the cluster; None for any other path."""
+    prefix = None if root is None else root.rstrip("/") + "/"
+    rest = path[len(prefix):] if prefix and path.startswith(prefix) else ""
+    return rest if rest and "/" not in rest else None
 
 
 def listing_quarantine(listing: DayListing) -> list[dict]:

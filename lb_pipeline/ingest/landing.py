@@ -110,12 +110,12 @@ def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
     out = DayListing(root=f"file:{root}")
     if not os.path.isdir(root):
         return out
-    for cluster in sorted(os.scandir(root), key=lambda e: e.name):
-        if cluster.name.startswith(".") or not cluster.is_dir(follow_symlinks=False):
+    for cluster in _entries(out, root):
+        if not cluster.is_dir(follow_symlinks=False):
             if cluster.is_symlink():
                 out.refuse(f"file:{cluster.path}", "(path)", "refused: a symbolic link (never followed)")
             continue
-        for snap in sorted(os.scandir(cluster.path), key=lambda e: e.name):
+        for snap in _entries(out, cluster.path):
             if snap.name.startswith(".") or not snap.name.startswith(f"{day}T"):
                 continue
             uri = f"file:{snap.path}"
@@ -127,6 +127,18 @@ def _list_local(root: str, day: str, globs, limit: int) -> DayListing:
             else:
                 list_snapshot(out, snap.path, globs, limit)
     return out
+
+
+def _entries(out: DayListing, folder: str) -> list[os.DirEntry]:
+    """A landing or cluster folder's entries by name; one that cannot be listed (permissions, vanished) is refused
+    by name and holds none, and the other clusters are listed all the same."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(entries, key=lambda e: e.name)
+    except OSError as exc:
+        out.refuse(f"file:{folder}", "(directory)", f"refused: a folder that cannot be listed "
+                                                    f"({exc.strerror or exc}): nothing in it read")
+        return []
 
 
 def list_snapshot(out: DayListing, directory: str, globs, limit: int) -> DayListing:
@@ -159,7 +171,12 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int
     seen = False
     for entry in entries:
         uri, relative = f"file:{entry.path}", os.path.relpath(entry.path, top)
-        info = entry.stat(follow_symlinks=False)
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError as exc:  # vanished since the folder was listed
+            out.refuse(uri, "(path)", f"refused: gone while it was listed ({exc.strerror or exc}): not read")
+            seen = True
+            continue
         if stat.S_ISLNK(info.st_mode):
             out.refuse(uri, "(path)", "refused: a symbolic link (never followed, not read)")
             seen = True

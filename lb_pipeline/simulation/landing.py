@@ -32,7 +32,7 @@ from lb_pipeline.snapshots.load import snapshot_config
 
 def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> tuple[str, list[Path]]:
     root = Path(landing)
-    clusters = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    clusters = [p.name for p in layout.folders_in(root)] if root.is_dir() else []
     if not clusters:
         raise LbError(f"{root}: no cluster folders (expected <landing>/<cluster>/<snapshot time>/)")
     if cluster is None:
@@ -41,7 +41,10 @@ def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> 
         cluster = clusters[0]
     if cluster not in clusters:
         raise LbError(f"{root}: no cluster {cluster!r}; found {', '.join(clusters)}")
-    dirs = sorted(p for p in (root / cluster).iterdir() if p.is_dir() and p.name.startswith(day))
+    unlisted = []
+    dirs = [p for p in layout.folders_in(root / cluster, unlisted) if p.name.startswith(day)]
+    for folder, why in unlisted:
+        raise LbError(f"{folder}: {why}")
     if len(dirs) < 2:
         raise LbError(f"{root / cluster}: {len(dirs)} snapshot(s) on {day}; the simulation needs two or more")
     return cluster, dirs
@@ -50,8 +53,8 @@ def snapshot_dirs(landing: str | Path, day: str, cluster: str | None = None) -> 
 def only_day(landing: str | Path, cluster: str | None = None) -> str:
     """The one UTC day of the cluster's snapshots in ``landing``; an error naming the days when there are several."""
     root = Path(landing)
-    clusters = [cluster] if cluster else sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    days = sorted({p.name[:10] for c in clusters if (root / c).is_dir() for p in (root / c).iterdir() if p.is_dir()})
+    clusters = [cluster] if cluster else [p.name for p in layout.folders_in(root)] if root.is_dir() else []
+    days = sorted({p.name[:10] for c in clusters for p in layout.folders_in(root / c) if layout.snapshot_day(p.name)})
     if len(days) != 1:
         raise LbError(f"{root}: snapshots of {len(days)} days ({', '.join(days) or 'none'}); choose one with --day")
     return days[0]

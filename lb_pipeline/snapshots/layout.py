@@ -142,15 +142,36 @@ def snapshot_date(ts_ms: int) -> str:
     return datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
-def iter_snapshot_dirs(landing: str | Path, day: str | None = None):
-    """Complete snapshot directories under ``landing`` (``<cluster>/<ts>/``), oldest first; ``day`` (YYYY-MM-DD)
-    keeps those whose directory name starts with that day."""
-    landing = Path(landing)
-    if not landing.is_dir():
+def folders_in(folder: str | Path, problems: list[tuple[Path, str]] | None = None) -> list[Path]:
+    """The folders directly in ``folder``, by name, none through a link. A folder that cannot be listed (its
+    permissions, vanished meanwhile, not a folder) holds none, and ``problems`` gets it with why: one unreadable
+    cluster folder must not stop the others."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(Path(e.path) for e in entries if _is_folder(e))
+    except OSError as exc:
+        if problems is not None:
+            problems.append((Path(folder), f"cannot be listed ({exc.strerror or exc}): nothing in it read"))
+        return []
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:  # vanished since the folder was listed
+        return False
+
+
+def iter_snapshot_dirs(landing: str | Path, day: str | None = None, problems: list[tuple[Path, str]] | None = None):
+    """Snapshot directories under ``landing`` (``<cluster>/<ts>/``), oldest first, none through a link; ``day``
+    (YYYY-MM-DD) keeps those whose directory name starts with that day. A cluster folder may start with a dot
+    (Pulsar allows ``.prod``; ``collect`` writes it); a snapshot's may not (the collector's unfinished ones). Folders
+    that cannot be listed go to ``problems``, and the others are still listed."""
+    if not Path(landing).is_dir():
         return
-    for cluster in sorted(p for p in landing.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for snap in sorted(p for p in cluster.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if day is None or snap.name.startswith(day):
+    for cluster in folders_in(landing, problems):
+        for snap in folders_in(cluster, problems):
+            if not snap.name.startswith(".") and (day is None or snap.name.startswith(day)):
                 yield snap
 
 
