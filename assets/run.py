@@ -21,11 +21,11 @@ import dagster as dg
 from assets.definitions import defs
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 from assets.partitions import partition_problem
-from lb_pipeline.errors import LbError
+from lb_pipeline.errors import LbError, ran_out
 from lb_pipeline.ingest.landing import local_path, shown
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
-from lb_pipeline.spark.session import lost_jvm
+from lb_pipeline.spark.session import lost_jvm, scratch_space
 from lb_pipeline.terminal import escaping_output
 
 
@@ -99,7 +99,8 @@ def _main(argv: list[str] | None) -> int:
         if not result.success:
             failed.append(day)
             print(f"nightly run for {day} failed:", file=sys.stderr)
-            for line in explain_failure(result):
+            for line in explain_failure(result, {"the lake": local_path(lake), "the reports": args.reports,
+                                                 "Spark's scratch space": scratch_space()}):
                 print(f"  {line}", file=sys.stderr)
     done = [d for d in days if d not in failed and d not in busy]
     if done and local_path(lake) is None:
@@ -144,21 +145,27 @@ def _place(value: str) -> str:
     return value if local_path(value) is None else str(Path(local_path(value)).resolve())
 
 
-def explain_failure(result) -> list[str]:
-    """Each failed step in one line: the step and the innermost cause (not Dagster's "Exceeded max_retries")."""
+def explain_failure(result, places: dict[str, str | None] | None = None) -> list[str]:
+    """Each failed step in one line: the step and the innermost cause (not Dagster's "Exceeded max_retries"); a
+    resource that ran out (disk, memory, open files) said as such, with the folders of ``places`` whose disk is
+    full (a full disk had ended in 1,218 lines of stacks naming neither the lake nor the cause)."""
     lines = []
     for event in result.all_events:
         if not event.is_step_failure:
             continue
-        error = event.step_failure_data.error
-        while error is not None and error.cause is not None:
+        error, text = event.step_failure_data.error, []
+        while error is not None:
+            text += [error.cls_name or "", error.message or "", *(error.stack or [])]
+            if error.cause is None:
+                break
             error = error.cause
         message = (error.message or "").strip().splitlines() if error else []
         gone = error is not None and lost_jvm(error.cls_name or "", error.message or "")
-        lines.append(f"step {event.step_key}: {error.cls_name if error else 'error'}: "
-                     f"{message[-1] if message else 'see the log above'}"
-                     + ("; the Spark driver JVM exited (killed by the kernel when memory ran out? see the system "
-                        "log); each retry started a new one" if gone else ""))
+        exhausted = ran_out("\n".join(text), places or {})
+        lines.append(f"step {event.step_key}: " + (exhausted or (
+            f"{error.cls_name if error else 'error'}: {message[-1] if message else 'see the log above'}"
+            + ("; the Spark driver JVM exited (killed by the kernel when memory ran out? see the system "
+               "log); each retry started a new one" if gone else ""))))
     return lines or ["see the log above"]
 
 

@@ -158,6 +158,17 @@ def get_session(settings: SparkSettings | None = None):
         return spark
 
 
+def scratch_space() -> str:
+    """Where a local Spark writes its shuffle and spill files (``spark.local.dir``: LB_SPARK_CONF's, else
+    SPARK_LOCAL_DIRS' first folder, else the system's temporary folder)."""
+    import tempfile
+
+    from lb_pipeline.settings import spark_settings_from_env
+
+    configured = spark_settings_from_env().conf.get("spark.local.dir") or os.environ.get("SPARK_LOCAL_DIRS")
+    return configured.split(",")[0] if configured else tempfile.gettempdir()
+
+
 def lost_jvm(cls_name: str, message: str) -> bool:
     """Whether an error a step raised is Py4J's for a JVM that is gone (the socket to it refused or closed; a
     ``Py4JError`` that carries no Java exception, which a live JVM raises as ``Py4JJavaError``)."""
