@@ -1,0 +1,116 @@
+"""An admin API that breaks HTTP or JSON: each request fails with its reason, inside its deadline, and the
+snapshot keeps every part that did arrive (a raw ``http.client`` error had ended ``collect`` with a traceback and
+lost the snapshot)."""
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
+from lb_pipeline.snapshots.collect import collect
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+
+
+class RawServer:
+    """A TCP server that answers every request with ``answer(path)``: raw bytes, or a callable given the socket."""
+
+    def __init__(self, answer):
+        self.answer, self.sock = answer, socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn):
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                request += data
+            path = request.split(b" ")[1].decode()
+            answer = self.answer(path)
+            try:
+                answer(conn) if callable(answer) else conn.sendall(answer)
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
+BROKEN = {
+    "a garbage status line": (b"SPDY/9 hello\r\n\r\n", "BadStatusLine"),
+    "more than 100 headers": (OK + b"".join(b"X-%d: 1\r\n" % i for i in range(150)) + b"\r\n{}", "got more than 100 headers"),
+    "a 70 kB header line": (OK + b"X-Big: " + b"a" * 70_000 + b"\r\n\r\n{}", "LineTooLong"),
+    "a malformed chunked body": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+                                 "IncompleteRead"),
+    "NaN in a document": (OK + b"\r\n" + b'{"cpu": {"usage": NaN, "limit": 100.0}}', "a non-finite number NaN"),
+    "a number beyond a double": (OK + b"\r\n" + b'{"cpu": {"usage": 1e999}}', "beyond a double's range"),
+}
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_broken_http_or_json_is_a_failed_request_with_its_reason(kind):
+    raw, reason = BROKEN[kind]
+    server = RawServer(lambda path: raw)
+    try:
+        with pytest.raises(RequestFailed, match=reason):
+            AdminClient(server.url, timeout=2, retries=0).get("/admin/v2/broker-stats/load-report")
+    finally:
+        server.close()
+
+
+def test_a_status_line_and_headers_dripped_byte_by_byte_end_at_the_deadline():
+    """Each byte comes well within the socket timeout, so only a deadline over the whole request ends it."""
+    def drip(conn):
+        for byte in OK + b"X-Slow: " + b"a" * 200:
+            conn.sendall(bytes([byte]))
+            time.sleep(0.05)
+
+    server = RawServer(lambda path: drip)
+    try:
+        start = time.monotonic()
+        with pytest.raises(RequestFailed, match="took longer than 1 s \\(its status line and headers\\)"):
+            AdminClient(server.url, timeout=0.5, retries=0, deadline=1.0).get("/admin/v2/clusters")
+        assert time.monotonic() - start < 2.5
+    finally:
+        server.close()
+
+
+def test_a_broker_answering_broken_http_leaves_its_parts_missing_and_the_snapshot_kept(tmp_path):
+    """The cluster-wide calls answer; the broker's own calls answer garbage: the snapshot is written, incomplete,
+    each of the broker's parts missing with the reason."""
+    def answer(path):
+        documents = {"/admin/v2/clusters": ["c1"], "/admin/v2/brokers/c1": [broker],
+                     "/admin/v2/brokers/leaderBroker": {"brokerId": broker}, "/admin/v2/tenants": [],
+                     "/admin/v2/brokers/configuration/values": {}}
+        if path in documents:
+            return OK + b"\r\n" + json.dumps(documents[path]).encode()
+        if path.startswith("/admin/v2/clusters/c1/"):
+            return b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        return b"SPDY/9 hello\r\n\r\n" if "topics" in path else OK + b"\r\n" + b'{"cpu": NaN}'
+
+    server = RawServer(answer)
+    broker = server.url.split("//")[1]
+    try:
+        snap = collect(AdminClient(server.url, timeout=2, retries=0), tmp_path, progress=False)
+    finally:
+        server.close()
+    manifest = json.loads((snap / layout.MANIFEST).read_text())
+    errors = manifest["collector"]["errors"]
+    assert not manifest["complete"] and layout.DYNAMIC_CONFIG not in manifest["missingParts"]
+    assert "BadStatusLine" in errors[layout.topic_stats(broker)]
+    assert "a non-finite number NaN" in errors[layout.local_broker_data(broker)]
