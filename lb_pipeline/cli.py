@@ -168,9 +168,10 @@ def _whatif_shed(args) -> int:
 
 
 def _collect(args) -> int:
-    from lb_pipeline.snapshots.collect import client_from_args, collect, store_from_args
+    from lb_pipeline.snapshots.collect import client_from_args, collect, stop_on_sigterm, store_from_args
 
     store = store_from_args(args)
+    stop_on_sigterm()  # a SIGTERM unwinds: the unfinished snapshot's temporary folder is removed
     try:
         path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False,
                        store=store, broker_logs=dict(args.broker_log or []), before_cycle_s=args.before_cycle)

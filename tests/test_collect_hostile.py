@@ -114,3 +114,55 @@ def test_a_broker_answering_broken_http_leaves_its_parts_missing_and_the_snapsho
     assert not manifest["complete"] and layout.DYNAMIC_CONFIG not in manifest["missingParts"]
     assert "BadStatusLine" in errors[layout.topic_stats(broker)]
     assert "a non-finite number NaN" in errors[layout.local_broker_data(broker)]
+
+
+def test_temporary_folders_of_writers_that_died_are_removed_at_the_next_start(tmp_path):
+    import os
+    import subprocess
+
+    from lb_pipeline.snapshots.layout import SnapshotWriter
+
+    cluster = tmp_path / "c1"
+    gone = subprocess.Popen(["true"])  # a pid that no longer runs
+    gone.wait()
+    names = {"dead": f".2026-01-15T08-00-00Z.{gone.pid}.abc", "alive": f".2026-01-15T09-00-00Z.{os.getpid()}.abc",
+             "old": ".2026-01-14T08-00-00Z.k2j3", "fresh": ".2026-01-15T10-00-00Z.k2j3"}
+    for name in names.values():
+        (cluster / name / "lb").mkdir(parents=True)
+    os.utime(cluster / names["old"], (time.time() - 2 * 86400,) * 2)
+    writer = SnapshotWriter(tmp_path, "c1", 1_768_500_000_000)
+    assert sorted(writer.removed) == sorted([names["dead"], names["old"]])
+    left = sorted(p.name for p in cluster.iterdir())
+    assert left == sorted([names["alive"], names["fresh"], writer.tmp.name])
+    assert f".{os.getpid()}." in writer.tmp.name  # the next start can tell whether its writer still runs
+
+
+def test_a_collect_stopped_with_sigterm_leaves_no_temporary_folder(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    def answer(path):
+        documents = {"/admin/v2/clusters": ["c1"], "/admin/v2/brokers/c1": [broker],
+                     "/admin/v2/brokers/leaderBroker": {"brokerId": broker}}
+        if path in documents:
+            return OK + b"\r\n" + json.dumps(documents[path]).encode()
+        return lambda conn: time.sleep(30)  # every other part hangs until the collector is stopped
+
+    server = RawServer(answer)
+    broker = server.url.split("//")[1]
+    out = tmp_path / "landing"
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "lb_pipeline.cli", "collect", "--admin-url", server.url,
+                                 "--out", str(out), "--timeout", "20", "--quiet"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not list(out.glob("c1/.*")) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert list(out.glob("c1/.*")), proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        server.close()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert list((out / "c1").iterdir()) == []

@@ -33,7 +33,7 @@ from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
 NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average"]
-__all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args", "store_from_args"]
+__all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args", "stop_on_sigterm", "store_from_args"]
 
 
 def _progress(enabled: bool, text: str) -> None:
@@ -235,6 +235,15 @@ def _redact(url: str) -> str:
     if parts.password or parts.username:
         parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
     return urllib.parse.urlunparse(parts)
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (a service manager stopping ``collect``, a cron timeout) unwinds like Ctrl-C: the unfinished
+    snapshot's temporary folder is removed on the way out (``SnapshotWriter.abort``). Python's default ended the
+    process where it stood and left the folder behind."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def client_from_args(args) -> AdminClient:

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -183,6 +184,42 @@ def cluster_folder(landing: str | Path, cluster: str) -> Path:
     return Path(landing) / cluster
 
 
+_TEMPORARY = re.compile(r"\.([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z)\.(?:([0-9]+)\.)?[^/]+")
+STALE_SECONDS = 24 * 3600
+
+
+def remove_stale_temporaries(cluster_dir: Path, now: float | None = None) -> list[str]:
+    """Removes the hidden temporary folders of writers that died before they committed (``kill -9``, a crash, a
+    reboot): those whose process (named in the folder) no longer runs, and any older than a day. Returns their
+    names. A writer running now keeps its own."""
+    import shutil
+
+    now = time.time() if now is None else now
+    removed = []
+    for folder in folders_in(cluster_dir):
+        m = _TEMPORARY.fullmatch(folder.name)
+        if not m:
+            continue
+        try:
+            old = now - folder.lstat().st_mtime > STALE_SECONDS
+        except OSError:
+            continue
+        if old or (m.group(2) is not None and not _running(int(m.group(2)))):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or a number no pid is): left alone until it is a day old
+    return True
+
+
 class SnapshotWriter:
     """Writes one snapshot directory atomically: files go to a hidden temporary directory that is renamed into
     place when :meth:`commit` runs, so a half-written snapshot never looks complete."""
@@ -190,7 +227,8 @@ class SnapshotWriter:
     def __init__(self, landing: str | Path, cluster: str, ts_ms: int):
         self.final = cluster_folder(landing, cluster) / snapshot_dir_name(ts_ms)
         self.final.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.", dir=self.final.parent))
+        self.removed = remove_stale_temporaries(self.final.parent)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.{os.getpid()}.", dir=self.final.parent))
 
     def path(self, relative: str) -> Path:
         """Where ``relative`` is written (its folder created); never outside the snapshot directory."""
