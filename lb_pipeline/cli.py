@@ -174,7 +174,8 @@ def _collect(args) -> int:
     stop_on_sigterm()  # a SIGTERM unwinds: the unfinished snapshot's temporary folder is removed
     try:
         path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False,
-                       store=store, broker_logs=dict(args.broker_log or []), before_cycle_s=args.before_cycle)
+                       store=store, broker_logs=dict(args.broker_log or []), before_cycle_s=args.before_cycle,
+                       parallel=args.parallel, deadline_s=args.snapshot_deadline)
     finally:
         if store is not None:
             store.close()
@@ -270,7 +271,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "next shedding cycle, predicted from the leader's log (needs --metadata-store and the leader's "
                    "--broker-log; waits up to one loadBalancerSheddingIntervalMinutes): the replay then sees what "
                    "the leader decided from")
-    c.add_argument("--quiet", action="store_true")
+    c.add_argument("--parallel", type=count, default=8, help="brokers asked at once (default 8)")
+    c.add_argument("--snapshot-deadline", type=positive, metavar="SECONDS", help="brokers not reached this long "
+                   "after the start are left missing, with the reason (default: none)")
+    c.add_argument("--quiet", action="store_true", help="no progress lines (by default one per broker on a "
+                   "terminal, one every 30 s otherwise)")
     c.set_defaults(func=_collect)
 
     w = sub.add_parser("whatif", help="what Pulsar would do now, on one snapshot")
