@@ -16,7 +16,8 @@ from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats import events as fe
 from lb_pipeline.formats import topics as ft
 from lb_pipeline.formats.values import Problem
-from lb_pipeline.snapshots.layout import ISOLATION_POLICIES, LOGS, NAMESPACE_GLOBS, TS_FORMAT, broker_from_file_stem
+from lb_pipeline.snapshots.layout import (ISOLATION_POLICIES, LOGS, NAMESPACE_GLOBS, TS_FORMAT, broker_from_file_stem,
+                                         name_of)
 
 COMMON = "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string"
 _SNAPSHOT_PATH = re.compile(r"/([^/]+)/([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z)/(.+)$")  # ASCII digits
@@ -82,7 +83,7 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 "bundle string, namespace string, bundle_range string, topics int, "
                 + ", ".join(f"short_{c}" for c in _TA.split(", ")) + ", "
                 + ", ".join(f"long_{c}" for c in _TA.split(", ")),
-                lambda doc, rel: fb.parse_bundle_data(doc, _between(rel, "lb/bundle-data/"))),
+                lambda doc, rel: fb.parse_bundle_data(doc, name_of(_between(rel, "lb/bundle-data/")))),
     BronzeTable("topic_stats", ("topics/*.json",),
                 "broker string, namespace string, bundle_range string, bundle string, topic string, domain string, "
                 "msg_rate_in double, msg_rate_out double, msg_throughput_in double, msg_throughput_out double, "

@@ -19,6 +19,7 @@ are bounded in bytes and time, the token stays with its origin, and a part that 
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -74,8 +75,17 @@ class _Snapshot:
             if required and not allow_missing:
                 self.fail(rel, f"GET {path}: empty response")
             return None
-        self.writer.write_json(rel, value)
-        return value
+        return value if self.write(rel, value) else None
+
+    def write(self, rel: str, value) -> bool:
+        """Writes a part; a name the file system cannot hold (longer than a file name, say) marks it missing."""
+        try:
+            self.writer.write_json(rel, value)
+            return True
+        except OSError as exc:
+            self.fail(rel, f"cannot be written: {exc.strerror or exc}"
+                           + (" (a name longer than the file system allows)" if exc.errno == errno.ENAMETOOLONG else ""))
+            return False
 
 
 def collect(client: AdminClient, out: str | Path, cluster: str | None = None, progress: bool | None = None,
@@ -112,7 +122,10 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
         cycle = collect_leader.wait_for_cycle(client, layout.cluster_folder(out, cluster), _leader_id(leader),
                                               broker_logs, before_cycle_s, say)
         ts = int(time.time() * 1000)
-    writer = SnapshotWriter(out, cluster, ts)
+    try:
+        writer = SnapshotWriter(out, cluster, ts)
+    except OSError as exc:  # a valid cluster name too long for a folder name, a landing folder not writable
+        raise LbError(f"cannot write a snapshot of cluster {cluster!r} under {out}: {exc.strerror or exc}") from None
     snap = _Snapshot(client, writer)
     for b in (listed if isinstance(listed, list) else [listed]):
         if b not in brokers:
@@ -263,7 +276,7 @@ def _collect_namespace(client: AdminClient, snap: _Snapshot, ns: str) -> None:
     doc = {"namespace": ns, "bundles": bundles}
     if group:
         doc["antiAffinityGroup"] = group
-    snap.writer.write_json(rel, doc)
+    snap.write(rel, doc)
 
 
 def _redact(url: str) -> str:

@@ -47,7 +47,7 @@ def leader_inputs(store, snap, brokers: list[str], leader_id, say: Callable[[str
 
     got = read_leader_inputs(store, brokers, before_reports if cycle is not None else None)
     for rel, doc in got.files.items():
-        snap.writer.write_json(rel, doc)
+        snap.write(rel, doc)
     for rel, why in got.problems.items():
         snap.fail(rel, f"metadata store {store.url.hosts}{store.url.chroot}: {why}")
     leader_copies = sorted(b for b in brokers if layout.local_broker_data(b) in got.files)

@@ -50,8 +50,22 @@ def local_broker_data(broker: str) -> str:
     return f"lb/brokers/{broker_file_stem(broker)}.json"
 
 
+def file_name(name: str) -> str:
+    """A Pulsar name (``NamedEntity``: letters, digits, ``_ - = : .``) as a file or folder name of the format,
+    reversibly (``name_of``): ``:`` (which Hadoop paths cannot hold, and the landing's file-name rule refuses)
+    becomes ``=3A`` and ``=`` itself ``=3D``; the other characters are the name's own."""
+    return name.replace("=", "=3D").replace(":", "=3A")
+
+
+def name_of(file_name: str) -> str:
+    """The name ``file_name`` encodes (a name written before the encoding, without ``=3A``/``=3D``, is itself)."""
+    return re.sub(r"=(3A|3D)", lambda m: {"3A": ":", "3D": "="}[m.group(1)], file_name)
+
+
 def bundle_data(bundle_full_name: str) -> str:
-    return f"lb/bundle-data/{bundle_full_name}.json"
+    """``lb/bundle-data/<tenant>/<namespace>/<range>.json``, each part through ``file_name`` (a namespace
+    ``clicks:v2`` is ``clicks=3Av2``): the path is the only place the bundle's name is kept."""
+    return "lb/bundle-data/" + "/".join(file_name(p) for p in bundle_full_name.split("/")) + ".json"
 
 
 def broker_time_average(broker: str) -> str:
@@ -80,8 +94,22 @@ def ownership(broker: str) -> str:
 
 def namespace_file(namespace: str) -> str:
     """``namespaces/<tenant>/<ns>.json`` (v1: ``namespaces/<tenant>/<cluster>/<ns>.json``); a ``:`` (heartbeat
-    namespaces end with ``host:port``) becomes ``_`` as in broker file names, and the JSON names the namespace."""
-    return f"namespaces/{namespace.replace(':', '_')}.json"
+    namespaces end with ``host:port``) becomes ``_`` as in broker file names, and the JSON names the namespace.
+    A part too long for a file name (Pulsar sets no length) is cut, with a digest of the whole name keeping it
+    apart from any other."""
+    return "namespaces/" + "/".join(_fits(p.replace(":", "_"), ".json" if i == namespace.count("/") else "")
+                                    for i, p in enumerate(namespace.split("/"))) + ".json"
+
+
+_MOST_BYTES = 200  # of a file name the format writes (file systems allow 255; Hadoop and a suffix need some)
+
+
+def _fits(part: str, suffix: str = "") -> str:
+    if len(part.encode()) + len(suffix) <= _MOST_BYTES:
+        return part
+    import hashlib
+
+    return f"{part[:_MOST_BYTES - 40]}=h{hashlib.sha256(part.encode()).hexdigest()[:24]}"
 
 
 NAMESPACE_GLOBS = ("namespaces/*/*.json", "namespaces/*/*/*.json")

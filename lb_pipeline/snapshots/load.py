@@ -151,7 +151,7 @@ def load_snapshot(directory: str | Path, profile: str | None = None, with_topics
         groups[ns] = ns_rows[0]["anti_affinity_group"]
     bundle_data = {}
     for f in sorted((root / "lb" / "bundle-data").glob("*/*/*.json")):
-        bundle = str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")]
+        bundle = layout.name_of(str(f.relative_to(root / "lb" / "bundle-data"))[: -len(".json")])
         try:  # ingest quarantines a bad file's one row and goes on without it (a string for a rate had crashed here)
             bundle_data[bundle] = _checked(root, str(f.relative_to(root)), parse_bundle_data, bundle)
         except InputError as exc:
