@@ -166,3 +166,20 @@ def test_a_collect_stopped_with_sigterm_leaves_no_temporary_folder(tmp_path):
         server.close()
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert list((out / "c1").iterdir()) == []
+
+
+def test_a_body_whose_parse_would_take_many_times_the_response_cap_is_not_parsed():
+    dense = b"[" + b"1," * 400_000 + b"1]"  # 800 kB of values, ~40 MB parsed
+    server = RawServer(lambda path: OK + b"\r\n" + (dense if path == "/dense" else REAL_REPORT))
+    try:
+        client = AdminClient(server.url, timeout=2, retries=0, max_bytes=1_000_000)
+        with pytest.raises(RequestFailed, match="400002 values in 800003 bytes would take about 38 MiB to parse, "
+                                                "more than 8 × --max-response-bytes"):
+            client.get("/dense")
+        assert client.get("/report")["cpu"]["limit"] == 25.0  # a Pulsar document under the cap is parsed
+    finally:
+        server.close()
+
+
+REAL_REPORT = open("tests/fixtures/real-runs/overload/landing/lbtest/2026-12-02T03-07-38Z/lb/brokers/"
+                   "127.0.0.1_8080.json", "rb").read()

@@ -3,7 +3,8 @@
 * Response shapes as Pulsar 4.x really sends them: JSON documents; plain-text bodies declared as JSON (a
   ``String`` resource such as ``.../antiAffinity`` answers ``aa-1`` unquoted); ``204 No Content`` for a policy
   that is not set; ``404`` with a JSON ``reason`` for something that does not exist.
-* Bounded: every response at most ``max_bytes`` (read in chunks, never whole) and ``deadline`` seconds of wall
+* Bounded: every response at most ``max_bytes`` (read in chunks, never whole; parsed only if its values fit
+  ``PARSE_BUDGET`` times that in memory) and ``deadline`` seconds of wall
   time from the connection to the last byte, status line and headers included (a server dripping one byte per
   second cannot hold a request open), a few retries on 5xx and network errors, none on 4xx.
 * Broken HTTP (a garbage status line, too many or too long headers, a malformed chunked body) and JSON that is
@@ -32,6 +33,10 @@ from dataclasses import dataclass, field
 from lb_pipeline.errors import LbError
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # a broker-stats topics document of a very large broker fits
+# Parsed JSON costs Python ~100 bytes per value at worst (a 20 MB array of small numbers had peaked at 933 MB):
+# a document is parsed only if that stays within PARSE_BUDGET times the response cap. Pulsar's documents carry
+# ~20 bytes of text per value, so any of them under the cap passes.
+BYTES_PER_VALUE, PARSE_BUDGET = 100, 8
 
 
 class RequestFailed(Exception):
@@ -168,6 +173,11 @@ class AdminClient:
         body = self._get(path, base, allow_missing)
         if body is None or not body.strip():
             return None
+        values = body.count(b",") + body.count(b"[") + body.count(b"{") + 1
+        if values * BYTES_PER_VALUE > PARSE_BUDGET * self.max_bytes:
+            raise RequestFailed(f"GET {path}: {values} values in {len(body)} bytes would take about "
+                                f"{values * BYTES_PER_VALUE >> 20} MiB to parse, more than {PARSE_BUDGET} × "
+                                "--max-response-bytes: not parsed")
         try:
             return json.loads(body, parse_constant=_not_finite, parse_float=_finite)
         except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
