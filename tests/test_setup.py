@@ -216,3 +216,17 @@ def test_two_processes_resolve_delta_jars_one_at_a_time_and_a_jar_folder_needs_n
     with resolution_lock(SparkSettings(ivy_dir=str(tmp_path / "ivy"), delta_jars_dir=str(tmp_path / "jars"))):
         pass
     held_open.close()
+
+
+def test_great_expectations_imports_in_a_process_whose_main_module_has_no_file():
+    """The run worker Dagster's daemon launches has a ``__main__`` with neither spec nor file, as ``python -c``
+    has: there, pyspark's Spark Connect check took the import for a doctest run and called ``sys.exit(0)``, and every
+    scheduled night ended at ``bronze_checks`` (the daemon-launched night of ``tests/background.py`` runs it all)."""
+    import subprocess
+    import sys
+
+    code = "import lb_pipeline.quality, great_expectations; print('imported', great_expectations.__version__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0 and done.stdout.startswith("imported 1."), (done.stdout, done.stderr[-2000:])
+    assert "Skipping doctests" not in done.stderr

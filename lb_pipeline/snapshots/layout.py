@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lb_pipeline.errors import LbError
 from lb_pipeline.model.names import entity_problem
+from lb_pipeline.processes import alive
 from lb_pipeline.snapshots import javajson
 
 FORMAT_VERSION = 1
@@ -232,20 +233,10 @@ def remove_stale_temporaries(cluster_dir: Path, now: float | None = None) -> lis
             old = now - folder.lstat().st_mtime > STALE_SECONDS
         except OSError:
             continue
-        if old or (m.group(2) is not None and not _running(int(m.group(2)))):
+        if old or (m.group(2) is not None and not alive(int(m.group(2)))):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder.name)
     return removed
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # another user's process (or a number no pid is): left alone until it is a day old
-    return True
 
 
 class SnapshotWriter:
