@@ -8,12 +8,14 @@ and skipped; a day another run is running on the same lake right now is left to 
 cause), 2 nothing to run (or $DAGSTER_HOME names a file), 3 every day run is done but some directories or days
 were skipped.
 
-Runs are recorded in ``$DAGSTER_HOME`` when it is set, so ``dagster dev -w workspace.yaml`` shows them.
+Runs are recorded in ``$DAGSTER_HOME`` when it is set, so ``dagster dev -w workspace.yaml`` shows them; a run of
+the day that a killed process left STARTED there is marked failed first, with a line naming it.
 """
 
 import argparse
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import dagster as dg
@@ -86,6 +88,8 @@ def _main(argv: list[str] | None) -> int:
         print(f"[{i}/{len(days)}] nightly run for {day}", flush=True)
         try:
             with partition_lock(lake, day):
+                for line in fail_runs_left_started(instance, day):
+                    print(line, file=sys.stderr)
                 result = job.execute_in_process(partition_key=day, instance=instance, resources=resources,
                                                 raise_on_error=False, run_config=QUIET)
         except PartitionBusy as exc:
@@ -138,6 +142,25 @@ def recording_instance():
               file=sys.stderr)
     os.environ["DAGSTER_HOME"] = str(folder)
     return dg.DagsterInstance.get()
+
+
+def fail_runs_left_started(instance: dg.DagsterInstance, day: str) -> list[str]:
+    """Runs of ``day`` the instance still calls STARTED whose process is gone (killed; the daemon's run monitoring
+    was not running to see it): each marked failed, and a line saying which, started when and by which pid."""
+    from assets.launcher import gone, worker_pid
+    from lb_pipeline.processes import alive
+
+    lines = []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED],
+                                                         tags={"dagster/partition": day})):
+        run, pid = record.dagster_run, worker_pid(instance, record.dagster_run.run_id)
+        if pid is not None and not alive(pid):
+            instance.report_run_failed(run, gone(pid))
+            started = (f"{datetime.fromtimestamp(record.start_time, timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+                       if record.start_time else "at a time not recorded")
+            lines.append(f"run {run.run_id} of {day} (started {started} by pid {pid}) was left STARTED, its "
+                         "process gone: marked failed")
+    return lines
 
 
 def _place(value: str) -> str:
