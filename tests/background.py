@@ -105,10 +105,16 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
         seconds, alive = time.monotonic() - started, third.poll() is None
         code = _finish(third, stop, log)
         return CrashedNight(lake, reports, work, silver, report, doubled, seconds, alive, third.pid, code,
-                            log.read_text(errors="replace")[-3000:])
+                            log.read_text(errors="replace")[-8000:])
 
 
-# The night of a recorded real run (tests/fixtures/real-runs/overload: the leader's inputs and log collected).
+# The night of a recorded real run (tests/fixtures/real-runs/overload: the leader's inputs and log collected), as
+# production runs it: the Dagster daemon on an instance of the project's settings (.dagster/dagster.yaml: the run
+# queue, run monitoring), its landing sensor launching the run. The daemon's run worker had ended every such run at
+# bronze_checks with SystemExit: 0 (lb_pipeline/quality/__init__.py). The first run is killed (kill -9 of its
+# process and of the code server that started it) during bronze; a snapshot rewritten then makes the sensor ask for
+# the day again, and that run must not wait behind the dead one: run monitoring fails it (assets/launcher.py) and
+# the queue moves.
 
 REAL_RUN = ROOT / "tests" / "fixtures" / "real-runs" / "overload"
 
@@ -117,14 +123,75 @@ REAL_RUN = ROOT / "tests" / "fixtures" / "real-runs" / "overload"
 class RealNight:
     lake: Path
     reports: Path
-    code: int
-    output: str
+    code: int  # 0: the run that finished the night succeeded
+    output: str  # the daemon's log, the runs' own lines in it
+    launched_by: str  # the tag Dagster gives a run a sensor launched
+    killed: dict  # the run killed during bronze: its status and the reason run monitoring gave
 
 
 def real_night(_landing: Path, tmp: Path, stop: threading.Event) -> RealNight:
-    lake, reports, log = tmp / "lake", tmp / "reports", tmp / "night.log"
-    code = _finish(main_command(REAL_RUN / "landing", lake, reports, log), stop, log)
-    return RealNight(lake, reports, code, log.read_text(errors="replace"))
+    import shutil
+
+    import dagster as dg
+    from dagster._core.events import DagsterEventType
+
+    from assets.launcher import worker_pid
+
+    landing = Path(shutil.copytree(REAL_RUN / "landing", tmp / "landing"))
+    lake, reports, home, log = tmp / "lake", tmp / "reports", tmp / "dagster-home", tmp / "daemon.log"
+    home.mkdir()
+    shutil.copy(ROOT / ".dagster" / "dagster.yaml", home)
+    daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+                              cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+                              env={**ENV, "DAGSTER_HOME": str(home), "LB_LANDING": str(landing),
+                                   "LB_LAKE_ROOT": str(lake), "LB_REPORTS_DIR": str(reports)})
+    asked = [0.0]
+
+    def runs():
+        """Every run, oldest first, at most every 2 s (None in between)."""
+        if time.monotonic() - asked[0] < 2:
+            return None
+        asked[0] = time.monotonic()
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            return list(reversed(instance.get_runs()))
+
+    def reason(run_id: str) -> str:
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            return " ".join(e.message or "" for e in instance.all_logs(run_id, of_type=DagsterEventType.RUN_FAILURE))
+
+    try:
+        first = {}
+
+        def bronze_started() -> bool:
+            found = runs()
+            if found and found[0].status.value == "STARTED" and any(lake.glob("bronze/*/_delta_log")):
+                with dg.DagsterInstance.from_config(str(home)) as instance:
+                    first.update(run_id=found[0].run_id, pid=worker_pid(instance, found[0].run_id))
+            return bool(first)
+
+        _until(bronze_started, daemon, stop, log, timeout=900)
+        # the worker and the code server that started it (which would otherwise report the worker's end): nothing
+        # but run monitoring is left to notice, as after a kill of the whole process group or a crash of the host
+        parent = int(Path(f"/proc/{first['pid']}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+        for pid in (parent, first["pid"]):
+            os.kill(pid, signal.SIGKILL)
+        newest = sorted(landing.glob("*/*/manifest.json"))[-1]
+        newest.write_bytes(newest.read_bytes())  # rewritten: the sensor asks for the day again
+        last = {}
+
+        def finished() -> bool:
+            found = runs()
+            if found and len(found) > 1 and found[-1].is_finished and found[0].is_finished:
+                last.update(status=found[-1].status.value, sensor=found[-1].tags.get("dagster/sensor_name", ""),
+                            killed=found[0].status.value)
+            return bool(last)
+
+        _until(finished, daemon, stop, log, timeout=1500)
+        killed = {"status": last["killed"], "reason": reason(first["run_id"]), "pid": first["pid"]}
+    finally:
+        _kill(daemon)
+    return RealNight(lake, reports, 0 if last["status"] == "SUCCESS" else 1, log.read_text(errors="replace"),
+                     last["sensor"], killed)
 
 
 # A Spark standalone master and one worker, started from the installed pyspark on 127.0.0.1.

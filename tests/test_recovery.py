@@ -55,6 +55,10 @@ def test_kill_9_in_bronze_and_in_gold_then_a_rerun_on_a_spark_cluster_equals_a_c
     assert night.rerun_alive_after_doubled, "the doubled run should have left while the first still ran"
     assert night.doubled_seconds < 120 and "nightly run for" in night.doubled.stdout
     assert night.rerun_code == 0, night.rerun_output
+    # the main command ends with each report and the index of every night beside it, as make demo shows them
+    for report in night.reports.resolve().glob(f"*/{DEMO_DAY}.html"):
+        assert f"  {report}\n  {report.parent / 'index.html'} (every night of {report.parent.name})" in \
+            night.rerun_output
 
     assert len(list(night.reports.glob(f"*/{DEMO_DAY}.html"))) == \
         len({p.parent.parent.name for p in demo_landing.glob("*/*/manifest.json")})
