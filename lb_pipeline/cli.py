@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from lb_pipeline import cli_simulation
-from lb_pipeline.cli_types import broker_log, count, day, lead, positions, positive, size, tolerance, utc_time
+from lb_pipeline import cli_collect, cli_simulation
+from lb_pipeline.cli_types import count, day, positions, tolerance, utc_time
 from lb_pipeline.errors import LbError
 from lb_pipeline.model.names import one_line
 
@@ -167,24 +167,6 @@ def _whatif_shed(args) -> int:
     return 0
 
 
-def _collect(args) -> int:
-    from lb_pipeline.snapshots.collect import client_from_args, collect, stop_on_sigterm, store_from_args
-
-    store = store_from_args(args)
-    stop_on_sigterm()  # a SIGTERM unwinds: the unfinished snapshot's temporary folder is removed
-    try:
-        path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False,
-                       store=store, broker_logs=dict(args.broker_log or []), before_cycle_s=args.before_cycle,
-                       parallel=args.parallel, deadline_s=args.snapshot_deadline)
-    finally:
-        if store is not None:
-            store.close()
-    manifest = json.loads((path / "manifest.json").read_text())
-    state = "complete" if manifest["complete"] else f"INCOMPLETE, missing {', '.join(manifest['missingParts'])}"
-    print(f"snapshot written to {path} ({state})")
-    return 0 if manifest["complete"] else 3
-
-
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -242,41 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--tolerance", type=tolerance, default=1e-6, help="relative tolerance of sums (default 1e-6)")
     v.add_argument("--max-findings", type=count, default=20)
     v.set_defaults(func=_validate_snapshot)
-    c = sub.add_parser("collect", help="take one snapshot of a live cluster through the admin REST API")
-    c.add_argument("--admin-url", required=True, help="e.g. http://pulsar-broker:8080 or https://…:8443")
-    c.add_argument("--out", default="landing", help="landing folder (default ./landing)")
-    c.add_argument("--cluster", help="cluster name (default: the first the admin API lists)")
-    c.add_argument("--token", help="auth token (prefer $LB_PULSAR_TOKEN or --token-file; never printed)")
-    c.add_argument("--token-file")
-    c.add_argument("--ca-file", help="CA bundle for TLS")
-    c.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
-    c.add_argument("--broker-url-template", help="how to reach a broker, e.g. 'https://{host}:8443' (default: admin scheme + broker id)")
-    c.add_argument("--timeout", type=positive, default=10.0, help="seconds per request (default 10)")
-    c.add_argument("--retries", type=count, default=2, help="retries per request (default 2)")
-    c.add_argument("--max-response-bytes", type=size, default=512 * 1024 * 1024,
-                   help="largest response accepted, bytes (default 512 MiB); larger marks the part missing")
-    c.add_argument("--metadata-store", help="also read what the leader decides from (its copies of the load reports, "
-                   "BundleData, broker time averages, its identity) from the metadata store, read only: "
-                   "zk:host:port[,host:port...][/chroot], as the brokers' metadataStoreUrl")
-    c.add_argument("--metadata-store-auth", help="ZooKeeper auth as scheme:credential, e.g. digest:user:password")
-    c.add_argument("--metadata-store-tls", action="store_true", help="connect to ZooKeeper over TLS (with --ca-file, "
-                   "--metadata-store-cert and --metadata-store-key as needed)")
-    c.add_argument("--metadata-store-cert", help="client certificate for ZooKeeper TLS")
-    c.add_argument("--metadata-store-key", help="client key for ZooKeeper TLS")
-    c.add_argument("--broker-log", action="append", type=broker_log, metavar="BROKER=PATH",
-                   help="a broker's log file (host:port=path), repeatable: its load-balancer lines since the previous "
-                   "snapshot are kept in logs/ (unloads, splits and shedding cycles the leader logged)")
-    c.add_argument("--before-cycle", type=lead, metavar="SECONDS",
-                   help="time the snapshot so that the metadata store is read this many seconds before the leader's "
-                   "next shedding cycle, predicted from the leader's log (needs --metadata-store and the leader's "
-                   "--broker-log; waits up to one loadBalancerSheddingIntervalMinutes): the replay then sees what "
-                   "the leader decided from")
-    c.add_argument("--parallel", type=count, default=8, help="brokers asked at once (default 8)")
-    c.add_argument("--snapshot-deadline", type=positive, metavar="SECONDS", help="brokers not reached this long "
-                   "after the start are left missing, with the reason (default: none)")
-    c.add_argument("--quiet", action="store_true", help="no progress lines (by default one per broker on a "
-                   "terminal, one every 30 s otherwise)")
-    c.set_defaults(func=_collect)
+    cli_collect.add_command(sub)
 
     w = sub.add_parser("whatif", help="what Pulsar would do now, on one snapshot")
     wsub = w.add_subparsers(dest="whatif", required=True)

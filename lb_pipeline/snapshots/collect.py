@@ -20,7 +20,6 @@ are bounded in bytes and time, the token stays with its origin, and a part that 
 from __future__ import annotations
 
 import errno
-import os
 import sys
 import time
 import urllib.parse
@@ -34,7 +33,7 @@ from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
 NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average"]
-__all__ = ["AdminClient", "RequestFailed", "collect", "client_from_args", "stop_on_sigterm", "store_from_args"]
+__all__ = ["AdminClient", "RequestFailed", "collect"]
 
 
 def _progress(enabled: bool, text: str) -> None:
@@ -284,32 +283,3 @@ def _redact(url: str) -> str:
     if parts.password or parts.username:
         parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
     return urllib.parse.urlunparse(parts)
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM (a service manager stopping ``collect``, a cron timeout) unwinds like Ctrl-C: the unfinished
-    snapshot's temporary folder is removed on the way out (``SnapshotWriter.abort``). Python's default ended the
-    process where it stood and left the folder behind."""
-    import signal
-
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-
-
-def client_from_args(args) -> AdminClient:
-    token = args.token or os.environ.get("LB_PULSAR_TOKEN")
-    if args.token_file:
-        token = Path(args.token_file).read_text().strip()
-    return AdminClient(args.admin_url, token=token, timeout=args.timeout, retries=args.retries, ca_file=args.ca_file,
-                       insecure=args.insecure, broker_url_template=args.broker_url_template,
-                       max_bytes=args.max_response_bytes)
-
-
-def store_from_args(args):
-    """The metadata store ``--metadata-store`` names, connected (read only), or None."""
-    if not getattr(args, "metadata_store", None):
-        return None
-    from lb_pipeline.snapshots.metadata_store import StoreUrl, ZooKeeperStore
-
-    return ZooKeeperStore(StoreUrl.parse(args.metadata_store), timeout=args.timeout, auth=args.metadata_store_auth,
-                          use_ssl=args.metadata_store_tls, ca_file=args.ca_file, cert_file=args.metadata_store_cert,
-                          key_file=args.metadata_store_key)
