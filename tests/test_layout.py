@@ -5,8 +5,8 @@ from pathlib import Path
 
 LIBRARY = Path(__file__).resolve().parents[1] / "lb_pipeline"
 # lowest first; a package may import only packages listed before it
-LAYERS = ["errors", "settings", "workers", "model", "formats", "algorithms", "snapshots", "whatif", "simulation", "planning", "transforms",
-          "quality", "ingest", "report", "spark", "partition_lock", "cli_types", "terminal", "cli_simulation", "cli"]
+LAYERS = ["errors", "settings", "workers", "processes", "model", "formats", "algorithms", "snapshots", "whatif", "simulation", "planning", "transforms",
+          "quality", "ingest", "report", "spark", "partition_lock", "cli_types", "terminal", "cli_simulation", "cli_collect", "cli"]
 
 
 def _imports(path: Path) -> set[str]:
