@@ -183,3 +183,41 @@ def test_a_body_whose_parse_would_take_many_times_the_response_cap_is_not_parsed
 
 REAL_REPORT = open("tests/fixtures/real-runs/overload/landing/lbtest/2026-12-02T03-07-38Z/lb/brokers/"
                    "127.0.0.1_8080.json", "rb").read()
+
+
+def test_tls_is_verified_through_the_timed_connections(tmp_path):
+    """The per-request deadline comes with ``http.client`` connections of its own: HTTPS through them still
+    verifies the server against ``--ca-file``, refuses an unknown certificate, and skips the check only with
+    ``--insecure``."""
+    import ssl
+    import subprocess
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(tmp_path / "key.pem"),
+                    "-out", str(tmp_path / "cert.pem"), "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'["lbtest"]')
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert AdminClient(url, ca_file=str(tmp_path / "cert.pem"), timeout=2, retries=0).get("/admin/v2/clusters") == ["lbtest"]
+        with pytest.raises(RequestFailed, match="CERTIFICATE_VERIFY_FAILED"):
+            AdminClient(url, timeout=2, retries=0).get("/admin/v2/clusters")
+        assert AdminClient(url, insecure=True, timeout=2, retries=0).get("/admin/v2/clusters") == ["lbtest"]
+    finally:
+        server.shutdown()
+        server.server_close()
