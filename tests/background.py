@@ -141,6 +141,10 @@ def real_night(_landing: Path, tmp: Path, stop: threading.Event) -> RealNight:
     lake, reports, home, log = tmp / "lake", tmp / "reports", tmp / "dagster-home", tmp / "daemon.log"
     home.mkdir()
     shutil.copy(ROOT / ".dagster" / "dagster.yaml", home)
+    # the instance's SQLite tables made here, once: the daemon and this test's first poll making them at the same
+    # moment stamped the schema twice ("alembic_version has more than one head"), and every later open failed
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.get_runs(limit=1)
     daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"],
                               cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
                               env={**ENV, "DAGSTER_HOME": str(home), "LB_LANDING": str(landing),

@@ -150,3 +150,20 @@ def test_a_cycle_the_leader_logs_while_the_collector_waits_moves_the_snapshot_to
     cycle = json.loads((snap / layout.MANIFEST).read_text())["collector"]["sources"]["leaderCycle"]
     assert cycle["expectedMs"] == int(later * 1000) + 60_000 and cycle["anchor"].endswith(str(int(later * 1000)))
     assert cycle["readAtMs"] <= cycle["readMs"] < cycle["expectedMs"]
+
+
+def test_the_leaders_cycles_are_its_logged_ones_and_between_them_whole_intervals_from_the_last_one_or_the_election():
+    minute = 60_000
+    marks = [(0, "leader"), (0, "leader"),  # the same line in two snapshots' copies of the log
+             (5 * minute + 1_000, "shed-attempt"), (5 * minute + 3_000, "unload"),  # one cycle, two lines
+             (5 * minute + 20_000, "report-written"),  # not a cycle
+             (8 * minute + 3_500, "unload")]
+    got = leader_cycle.logged_cycles(marks, minute, -150_000, 10 * minute)
+    assert got == [-2 * minute, -minute,  # before the election: whole intervals back from it
+                   minute, 2 * minute, 3 * minute, 4 * minute,  # the election plus whole intervals
+                   5 * minute + 1_000,  # the logged cycle, at its first line
+                   6 * minute + 3_000, 7 * minute + 3_000,  # its last line plus whole intervals
+                   8 * minute + 3_500, 9 * minute + 3_500]  # until the next logged cycle, which drifted
+    assert leader_cycle.logged_cycles([(0, "report-written"), (9, "split")], minute, 0, 10 * minute) is None
+    with pytest.raises(ValueError, match="shedding interval 0 ms"):
+        leader_cycle.logged_cycles(marks, 0, 0, 1)

@@ -182,3 +182,42 @@ def test_a_threshold_run_recorded_past_the_warm_up_is_scored_after_it_on_its_own
     assert got["settled_precision"] == (got["matched_unloads"] - got["warming_up_matched"]) / later
     assert got["settled_precision"] >= 0.5 and got["settled_recall"] >= 0.5  # measured: 2 of 4 each way
     assert f"after it, precision {got['settled_precision']:.0%}" in render_text(got)
+
+
+def test_the_closed_loop_sheds_when_the_leader_did_so_a_move_by_hand_comes_before_the_same_cycle():
+    """long-threshold: the bundles moved by hand at 35 minutes reached the smallest broker between the leader's
+    cycles; on a grid of its own started at the first snapshot (cycles 19 s before the leader's) the loop saw them a
+    cycle late. On the leader's schedule, read from its log, each simulated unload falls in one of the leader's
+    cycles, the loop sheds in the cycles the leader shed in, and the loop's unloads go where Pulsar's rule sends
+    them (each to the broker holding none of the namespace's bundles: loadBalancerDistributeBundlesEvenlyEnabled)."""
+    run = RUNS / "long-threshold"
+    day = json.loads((run / "recording.json").read_text())["traffic"]["startedAt"][:10]
+    dirs = sorted(p.parent for p in (run / "landing").glob("*/*/manifest.json"))
+    events = log_events(dirs)[0]
+    truth, _ = logged(events)
+    after = [u for u in truth if u[0] > int(pd.Timestamp(f"{day}T09:40:00Z").timestamp() * 1000)]
+    got = validate_simulation(run / "landing", day)
+    from lb_pipeline.snapshots.leader_cycle import logged_cycles
+    cycles = logged_cycles([(int(pd.Timestamp(r["event_ts"]).timestamp() * 1000), r["kind"]) for r in events],
+                           MINUTE, truth[0][0] - 60 * MINUTE, truth[-1][0] + 60 * MINUTE)
+    import lb_pipeline.simulation.real_validation as rv
+    seen = {}
+    original = rv.match
+
+    def spy(simulated, truth_, window):
+        seen["simulated"] = simulated
+        return original(simulated, truth_, window)
+
+    rv.match = spy
+    try:
+        again = validate_simulation(run / "landing", day)
+    finally:
+        rv.match = original
+    assert again == got  # deterministic
+    simulated_after = [u for u in seen["simulated"] if u[0] >= after[0][0] - MINUTE]
+    assert {u[0] for u in seen["simulated"]} <= set(cycles)
+    # the leader's four cycles (a cycle starts at its first line, the unload a millisecond later), no other
+    assert len(simulated_after) == len(after) == 4
+    assert all(abs(s[0] - u[0]) < 5_000 for s, u in zip(sorted(simulated_after), after))
+    assert got["settled_precision"] >= 0.75 and got["settled_recall"] >= 0.75  # measured: 3 of 4 each way
+    assert got["destinations_agree"] >= 3  # measured 3 of 4 matched (on the grid: 0 of 3)

@@ -85,6 +85,10 @@ class Simulation:
     # load: a broker rewrites it only past loadBalancerReportUpdateThresholdPercentage or
     # loadBalancerReportUpdateMaxIntervalMinutes (``ModularLoadManagerImpl.needBrokerDataUpdate``)
     reporter: bool = False
+    # when the cycles run (epoch ms): the leader's, read from its log (``leader_cycle.logged_cycles``), each from the
+    # traffic of the last snapshot before it, which holds the reports the leader decided from (between snapshots
+    # it had no newer ones); None: every shedding interval from the first snapshot, the traffic interpolated
+    schedule: list[int] | None = None
 
     def __post_init__(self):
         h = self.history
@@ -117,6 +121,10 @@ class Simulation:
         cycle's configuration: ``LoadSheddingTask.start`` schedules the next cycle after the
         ``loadBalancerSheddingIntervalMinutes`` in force when a cycle ends (a dynamic key, read every time)."""
         h = self.history
+        if self.schedule:
+            minutes = cycle_minutes(self.config)
+            return [(int(t), minutes if k == 0 else max(1, round((t - self.schedule[k - 1]) / 60_000)))
+                    for k, t in enumerate(self.schedule)]
         if self.config_at is None:
             return [(int(t), self.samples_per_cycle) for t in h.cycle_times(self.samples_per_cycle)]
         first, end = int(h.times[0]), int(h.times[-1])
@@ -149,7 +157,7 @@ class Simulation:
                 self._restarting = set()
         live_idx = np.flatnonzero(h.live[i])
         live = [h.brokers[b] for b in live_idx]
-        recorded = h.traffic_at(t)
+        recorded = h.traffic_at(int(h.times[i]) if self.schedule else t)
         traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
         self._sample(bs.present(i), traffic, self.samples_per_cycle)
         state = self.policies.state(live, t)

@@ -3,13 +3,14 @@ against what that cluster did.
 
 A recorded run (``collect --metadata-store --broker-log`` a snapshot a minute; tests/fixtures/real-runs) holds the
 truth: the unloads and splits its leader logged (``logs/``), and every broker's usage in each snapshot. The
-simulation starts from the first snapshot and then runs on its own (one cycle per
-``loadBalancerSheddingIntervalMinutes``, usage from the fitted load model plus what it missed at each snapshot,
+simulation starts from the first snapshot and then runs on its own (its cycles when the leader's log says the
+leader's ran, ``leader_cycle.logged_cycles``, else one per ``loadBalancerSheddingIntervalMinutes``; usage from the fitted load model plus what it missed at each snapshot,
 bundles moved by the simulated strategy), following only what the history imposes (traffic, brokers joining and
 leaving, recorded splits, moves the leader did not log). Scored:
 
-* unloads: a logged unload is matched by a simulated one of the same bundle from the same broker within one
-  shedding interval of it (precision, recall, and how many went to the logged destination);
+* unloads: a logged unload is matched by a simulated one of the same bundle from the same broker in the same
+  cycle or the one either side (on the leader's schedule; on a grid of its own, within one shedding interval)
+  (precision, recall, and how many went to the logged destination);
 * splits: the load manager's splits the simulation made against those the leader logged (``split-done``) inside
   the simulated span, and how many of the same bundle;
 * usage: each broker's ``getMaxResourceUsageWithWeight`` in the simulation's first cycle at or after each snapshot
@@ -43,7 +44,7 @@ from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.residuals import recorded_prediction
 from lb_pipeline.simulation.run import run_config
 from lb_pipeline.simulation.splitting import Splits
-from lb_pipeline.snapshots import layout
+from lb_pipeline.snapshots import layout, leader_cycle
 
 TARGETS = {"precision": 0.8, "recall": 0.8, "usage_mae_points": 5.0}
 
@@ -64,12 +65,16 @@ def logged(events) -> tuple[list[tuple[int, str, str, str]], list[tuple[int, str
     rows."""
     unloads, splits = set(), set()
     for r in events:
-        ms = int(pd.Timestamp(r["event_ts"]).timestamp() * 1000)
+        ms = _ms(r["event_ts"])
         if r["kind"] == "unload":
             unloads.add((ms, r["bundle"], r["from_broker"], r["to_broker"]))
         elif r["kind"] == "split-done":
             splits.add((ms, r["bundle"]))
     return sorted(unloads), sorted(splits)
+
+
+def _ms(ts) -> int:
+    return int(pd.Timestamp(ts).timestamp() * 1000)
 
 
 def matched_splits(simulated: list[tuple[int, str]], truth: list[tuple[int, str]]) -> int:
@@ -177,11 +182,18 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     if strategy not in STRATEGIES:
         notes.append(f"the cluster ran {strategy}, which is not simulated: scored as no balancing")
     cfg, run_notes = run_config(config, {})
+    start, end = int(history.times[0]), int(history.times[-1])
+    window = cycle_minutes(cfg) * 60_000
+    schedule = None if events is None else leader_cycle.logged_cycles(
+        [(_ms(r["event_ts"]), r["kind"]) for r in events], window, start, end + window // 2)
+    if events is not None and schedule is None:
+        notes.append("the log holds neither a shedding cycle nor the leader's election: the simulated cycles run "
+                     "every interval from the first snapshot, not when the leader's did")
     sim = Simulation(history, model, cfg, make_balancer(strategy if strategy in STRATEGIES else "no-balancing", cfg,
                                                         seed, history),
                      policies, profiles=TopicProfiles(history, topics),
                      splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None,
-                     residuals=residuals, reporter=strategy in MODULAR_STRATEGIES)
+                     residuals=residuals, reporter=strategy in MODULAR_STRATEGIES, schedule=schedule)
     simulated, splits, errors, scored = [], [], [], {0}  # the first snapshot is where the simulation starts
     spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
     warm_cycles, settled_from, k = warm_up_cycles(strategy, cfg) if strategy in STRATEGIES else 0, None, 0
@@ -200,14 +212,15 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
             for name, values in (("simulated", np.asarray(cycle.weighted_max)), ("recorded", recorded)):
                 spread[name].append((float(np.std(values)) * 100.0, float(np.max(values)) * 100.0))
     model_errors = _model_errors(history, model, sim)
-    start, end = int(history.times[0]), int(history.times[-1])
-    window = cycle_minutes(cfg) * 60_000
     truth = [u for u in truth if start <= u[0] <= end + window]  # what the simulated span could predict
     logged_splits = [sp for sp in logged_splits if start <= sp[0] <= end + window]
-    scores = match(simulated, truth, window) if events is not None else {
+    # within a cycle: on the leader's schedule the same cycle or the one either side (cycles drift a little with
+    # what each one logs); on a grid of its own, an interval either way
+    tolerance = window + window // 2 if schedule else window
+    scores = match(simulated, truth, tolerance) if events is not None else {
         "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None,
         "destinations_agree": None, "precision": None, "recall": None}
-    warming = warm_up(simulated, truth, window, settled_from)
+    warming = warm_up(simulated, truth, tolerance, settled_from)
     if events is None:  # nothing to match: only how many were made in the warm-up
         warming.update(warming_up_matched=None, settled_precision=None, settled_recall=None)
     scores.update(warming, warm_up_cycles=warm_cycles, cycles=k)

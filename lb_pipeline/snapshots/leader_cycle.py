@@ -67,6 +67,44 @@ def next_cycle_ms(anchor_ms: int, interval_ms: int, not_before_ms: int) -> int:
     return anchor_ms + k * interval_ms
 
 
+def logged_cycles(marks: list[tuple[int, str]], interval_ms: int, start_ms: int, end_ms: int) -> list[int] | None:
+    """When the leader ran its shedding cycles between ``start_ms`` and ``end_ms``, from its log's events as
+    (epoch ms, ``bronze/lb_events`` kind): each cycle that logged something at its first line, and between them the cycles that
+    logged nothing, predicted as here (the end of the last logged cycle or the election, plus whole intervals; before
+    the first of those, whole intervals back from it). None when the log holds neither a cycle nor an election.
+
+    The closed-loop simulation runs its cycles at these times, so that a change the snapshots record (a bundle moved
+    by hand, a report rewritten) comes before or after a cycle as it did for the leader: on a grid started at the
+    first snapshot, a move made between the grid's cycle and the leader's is seen a cycle late."""
+    if interval_ms <= 0:
+        raise ValueError(f"shedding interval {interval_ms} ms")
+    marks = sorted({(ms, kind) for ms, kind in marks if kind in CYCLE_KINDS or kind == "leader"})
+    if not marks:
+        return None
+    items: list[list] = []  # [first line, last line, a cycle (not an election)]
+    for ms, kind in marks:
+        cycle = kind != "leader"
+        if cycle and items and items[-1][2] and ms - items[-1][1] < interval_ms // 2:
+            items[-1][1] = ms  # a line of the same cycle (its lines are seconds apart, cycles an interval)
+        else:
+            items.append([ms, ms, cycle])
+    times = []
+    t = items[0][0] - interval_ms
+    while t >= start_ms:
+        times.append(t)
+        t -= interval_ms
+    times.reverse()
+    for k, (first, last, cycle) in enumerate(items):
+        if cycle:
+            times.append(first)
+        following = items[k + 1][0] if k + 1 < len(items) else None
+        t = last + interval_ms
+        while (following is None or t < following - interval_ms // 2) and t <= end_ms:
+            times.append(t)
+            t += interval_ms
+    return [t for t in times if start_ms <= t <= end_ms]
+
+
 def plan(anchor_ms: int, interval_ms: int, now_ms: int, lead_ms: int, budget_ms: int,
          taken_ms: int | None = None) -> tuple[int, int]:
     """(when to start the snapshot, the cycle it is timed for): the first cycle that leaves ``budget_ms`` for the

@@ -36,6 +36,7 @@ from lb_pipeline.simulation.real_validation import score
 from lb_pipeline.simulation.run import simulate
 from lb_pipeline.simulation.sweep import run_list
 from lb_pipeline.simulation.validation import is_validated
+from lb_pipeline.snapshots import leader_cycle
 from lb_pipeline.workers import collector_paused
 
 LOAD_MODEL_SCHEMA = ("cluster string, snapshot_date string, broker string, resource string, source string, "
@@ -199,8 +200,9 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     if topic_stats is not None:
         rows = rows.unionByName(split_topic_rows(bundle_reports, topic_stats, config, runs)
                                 .withColumn("kind", F.lit("topic")), allowMissingColumns=True)
-    if events is not None:  # the unloads and splits the leader logged: a few rows per shedding cycle
-        rows = rows.unionByName(events.where(F.col("kind").isin("unload", "split-done"))
+    if events is not None:  # the unloads and splits the leader logged, its cycles and elections: a few rows a cycle
+        kinds = ("unload", "split-done", "leader", *leader_cycle.CYCLE_KINDS)
+        rows = rows.unionByName(events.where(F.col("kind").isin(*sorted(set(kinds))))
                                 .select("cluster", "snapshot_date", "event_ts", F.col("kind").alias("event"), "bundle",
                                         "from_broker", "to_broker").withColumn("kind", F.lit("event")),
                                 allowMissingColumns=True)
