@@ -283,3 +283,16 @@ def test_with_residuals_the_recorded_ownership_gives_the_reported_usage_except_w
     assert first[True][0] == pytest.approx([0.40, 0.05]) and first[True][1] == pytest.approx([0.40, 0.05])
     assert first[True][2] == pytest.approx([0.032, 0.05])  # saturated: the model's 3.2 %
     assert first[False][0] == pytest.approx([0.032, 0.02])  # the model alone everywhere
+
+
+def test_on_the_leaders_schedule_the_cycle_after_a_snapshot_takes_its_traffic_and_later_ones_interpolate():
+    """Snapshots 10 minutes apart, the traffic doubling from the first to the second: the leader's cycle 30 s after
+    the first snapshot decides from what that snapshot holds; one 5 minutes after it, from the traffic halfway."""
+    h, m = history_and_model(n_brokers=2, n_bundles=2, snapshots=3, minutes=10, rate=lambda s, k: 1000.0 * (s + 1))
+    t0 = int(h.times[0])
+    sim = Simulation(h, m, PulsarConfig(), make_balancer("no-balancing", PulsarConfig(), 0, h),
+                     schedule=[t0 + 30_000, t0 + 5 * 60_000])
+    first, later = list(sim.run())
+    assert (first.ts, later.ts) == (t0 + 30_000, t0 + 5 * 60_000)
+    # broker-0 serves both bundles: 2 % idle + 0.003 × msg/s (in+out): 4,000 msg/s at the first snapshot, 6,000 halfway
+    assert first.weighted_max[0] == pytest.approx(0.14) and later.weighted_max[0] == pytest.approx(0.20)

@@ -85,9 +85,9 @@ class Simulation:
     # load: a broker rewrites it only past loadBalancerReportUpdateThresholdPercentage or
     # loadBalancerReportUpdateMaxIntervalMinutes (``ModularLoadManagerImpl.needBrokerDataUpdate``)
     reporter: bool = False
-    # when the cycles run (epoch ms): the leader's, read from its log (``leader_cycle.logged_cycles``), each from the
-    # traffic of the last snapshot before it, which holds the reports the leader decided from (between snapshots
-    # it had no newer ones); None: every shedding interval from the first snapshot, the traffic interpolated
+    # when the cycles run (epoch ms): the leader's, read from its log (``leader_cycle.logged_cycles``), the first
+    # after a snapshot from that snapshot's traffic, which holds the reports the leader decided from; None: every
+    # shedding interval from the first snapshot, the traffic interpolated between snapshots
     schedule: list[int] | None = None
 
     def __post_init__(self):
@@ -157,7 +157,10 @@ class Simulation:
                 self._restarting = set()
         live_idx = np.flatnonzero(h.live[i])
         live = [h.brokers[b] for b in live_idx]
-        recorded = h.traffic_at(int(h.times[i]) if self.schedule else t)
+        # on the leader's schedule, the cycle right after a snapshot decides from what that snapshot holds; further
+        # from it (snapshots sparser than cycles), the traffic between two snapshots is interpolated as on the grid
+        held = self.schedule and t - int(h.times[i]) < cycle_minutes(self.config) * 60_000
+        recorded = h.traffic_at(int(h.times[i]) if held else t)
         traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
         self._sample(bs.present(i), traffic, self.samples_per_cycle)
         state = self.policies.state(live, t)
