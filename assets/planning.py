@@ -16,7 +16,8 @@ class ForecastConfig(dg.Config):
 
 @dg.asset(key=["gold", "capacity_forecast"],
           deps=[key("silver", "broker_usage"), key("bronze", "broker_reports"), key("bronze", "failure_domains"),
-                key("bronze", "namespaces"), key("bronze", "config")], **options("planning"))
+                key("bronze", "namespaces"), key("bronze", "config"), key("silver", "bundle_stats"),
+                key("gold", "load_model")], **options("planning"))
 def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig, spark: SparkResource,
                       lake: LakeResource) -> dg.MaterializeResult:
     """Per cluster, failure domain and broker: days until each resource's daily peak crosses the overload threshold
@@ -32,7 +33,11 @@ def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig,
 
     inputs = capacity.capacity_inputs(window("silver", "broker_usage"), window("bronze", "broker_reports"),
                                       window("bronze", "failure_domains"))
-    df = capacity.capacity_forecast(inputs, window("bronze", "namespaces"), day, cfg)
+    def night(layer, table):  # the losses are sized on the night's bundles and load model where the lake has them
+        return lk.read(s, layer, table, day) if lk.exists(s, layer, table) else None
+
+    df = capacity.capacity_forecast(inputs, window("bronze", "namespaces"), day, cfg, night("silver", "bundle_stats"),
+                                    night("gold", "load_model"))
     written, meta = write_table(s, lk, df, "gold", "capacity_forecast", day)
     nights = written.where("scope = 'cluster'").agg({"history_days": "max"}).collect()[0][0]
     meta["nights_of_history"] = dg.MetadataValue.int(int(nights or 0))

@@ -141,3 +141,36 @@ def test_a_cluster_gets_broker_domain_cluster_and_loss_rows(spark):
     n1 = out[(out.scope == "loss") & (out.subject == "largest broker") & (out.resource == "cpu")].iloc[0]
     assert list(n1.lost_brokers) == ["broker-2"] and n1.usage_after_loss > b0.current_peak * 0.5
     assert (out.snapshot_date == day).all()
+
+
+def _fleet(days: int, added_on: int | None = None, removed_on: int | None = None) -> pd.DataFrame:
+    """A steady load of 120 CPU units a snapshot over brokers of 100: broker-0 and broker-1 throughout, broker-2
+    from ``added_on`` (the load then shared by three), broker-1 gone from ``removed_on``."""
+    rows = []
+    for d in range(days):
+        for h in range(0, 24, 4):
+            t = START + timedelta(days=d, hours=h)
+            live = ["broker-0"] + (["broker-1"] if removed_on is None or d < removed_on else []) \
+                + (["broker-2"] if added_on is not None and d >= added_on else [])
+            for b in live:
+                pct = 120.0 / len(live)
+                rows.append({"cluster": "c", "snapshot_ts": t.replace(tzinfo=None), "snapshot_date": t.date().isoformat(),
+                             "broker": b, "max_usage": pct, "domain": None,
+                             **{p: pct for p, _ in capacity.RESOURCES.values()},
+                             **{lim: 100.0 for _, lim in capacity.RESOURCES.values()}})
+    return pd.DataFrame(rows)
+
+
+def test_a_broker_added_is_an_event_the_forecast_reads_the_history_through_not_a_falling_trend():
+    out = capacity.forecast_cluster(_fleet(6, added_on=3), "2026-01-10", 85.0)
+    cpu = out[(out.scope == "cluster") & (out.resource == "cpu")].iloc[0]
+    # 120 units against today's 300 every day: flat; against the capacity of the day it fell from 60 % to 40 %
+    assert cpu.trend_per_day == pytest.approx(0.0, abs=1e-6) and cpu.current_peak == pytest.approx(40.0)
+    assert "capacity changed in the window: 1 broker(s) added" in cpu.note
+
+
+def test_a_broker_removed_before_the_last_night_gets_no_forecast_and_the_cluster_says_it_went():
+    out = capacity.forecast_cluster(_fleet(6, removed_on=3), "2026-01-10", 85.0)
+    assert set(out[out.scope == "broker"].subject) == {"broker-0"}
+    cpu = out[(out.scope == "cluster") & (out.resource == "cpu")].iloc[0]
+    assert "1 removed (broker-1)" in cpu.note and cpu.current_peak == pytest.approx(120.0)

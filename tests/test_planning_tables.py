@@ -12,6 +12,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lb_pipeline.planning.bundle_loss import METHOD, TOO_BIG
 from lb_pipeline.planning.forecast import MIN_DAYS
 from tests.conftest import DEMO_DAY
 
@@ -30,7 +31,11 @@ def test_one_night_gives_loss_headroom_but_no_forecast(lake, spark):
     assert df.where("scope IN ('broker', 'cluster') AND days_until_threshold IS NOT NULL").count() == 0
     losses = df.where("scope = 'loss'").collect()
     assert {r.subject for r in losses} >= {"largest broker", "domain zone-a", "domain zone-b"}
-    assert all(r.brokers_to_add >= 0 and r.usage_after_loss > 0 for r in losses)
+    # sized bundle by bundle on the night's load model: a number of brokers to add, or the topic no broker of the
+    # cluster's size can carry, named
+    assert {r.method for r in losses} == {METHOD}
+    assert all(r.usage_after_loss > 0 and (r.brokers_to_add is not None and r.brokers_to_add >= 0
+                                          or (r.headroom < 0 and TOO_BIG in r.note)) for r in losses)
     namespaces = lake.read(spark, "bronze", "namespaces", DEMO_DAY).select("namespace").distinct().count()
     assert df.where("scope = 'namespace'").count() == namespaces
 

@@ -323,3 +323,29 @@ def test_anti_affinity_moves_pulsar_would_not_make_are_warnings_and_uneven_sprea
     assert EVIL not in html
     calm = render_nightly(_context(violations=[], misplaced=[]))
     assert "are spread evenly" in calm and 'data-testid="aa-misplaced"' not in calm
+
+
+def test_a_loss_no_broker_of_the_clusters_size_can_carry_names_the_topic_and_says_how_it_was_sized():
+    from lb_pipeline.planning.bundle_loss import METHOD, TOO_BIG
+    from lb_pipeline.report.planning import capacity_context
+    from lb_pipeline.transforms.capacity import _COLUMNS
+
+    note = (f"at 2026-01-15 12:00 UTC; the hottest survivor once whole bundles are spread as evenly as they can be; "
+            f"an even spread of the load would give 113.3 %; {TOO_BIG}: the hottest topic of t/hot/0x0_0x1{EVIL} alone "
+            "needs 90 % of one (partition the topic, or a larger broker)")
+    loss = {**dict.fromkeys(_COLUMNS), "scope": "loss", "subject": "largest broker", "resource": "cpu",
+            "lost_brokers": ["b0"], "usage_after_loss": 116.0, "headroom": -31.0, "threshold": 85.0,
+            "method": METHOD, "note": note}
+
+    class Row(dict):
+        def asDict(self, recursive=False):
+            return dict(self)
+
+    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(loss)]})())
+    html = render_nightly(_context(capacity=cap, broker_count=4))
+    verdict = html.split('data-testid="loss-verdict">')[1].split("</p>")[0]
+    assert "No number of brokers keeps the survivors under the threshold" in verdict
+    assert "the hottest topic of t/hot/0x0_0x1&lt;script&gt;" in verdict and "partition the topic" in verdict
+    said = html.split('data-testid="loss-note">')[1].split("</p>")[0]
+    assert said.startswith("Largest broker lost (cpu), at 2026-01-15 12:00 UTC; the hottest survivor")
+    assert "(load spread evenly)" not in html.split('data-testid="loss-table"')[1].split("</table>")[0]

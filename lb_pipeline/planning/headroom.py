@@ -38,21 +38,27 @@ def survive(load: np.ndarray, limit: np.ndarray, lost: np.ndarray, threshold: fl
     return usage, threshold - usage, add
 
 
-def losses(brokers: list[str], domains: list[str | None], load: np.ndarray, limit: np.ndarray,
-           threshold: float, growth: float = 1.0) -> list[Loss]:
-    """Every loss scenario of one resource: the broker with the most capacity (the ties: the most loaded), then
-    each failure domain in name order. ``growth`` scales the load (the forecast's factor at a horizon)."""
-    load = np.asarray(load, float) * growth
-    limit = np.asarray(limit, float)
+def scenarios(brokers: list[str], domains: list[str | None], load: np.ndarray,
+              limit: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """(name, mask of the brokers lost) of every loss scenario: the broker with the most capacity (the ties: the
+    most loaded), then each failure domain in name order (when there are two or more)."""
     out = []
     if len(brokers) > 1:
         largest = max(range(len(brokers)), key=lambda i: (limit[i], load[i], brokers[i]))
         mask = np.zeros(len(brokers), bool)
         mask[largest] = True
-        out.append(Loss("largest broker", [brokers[largest]], *survive(load, limit, mask, threshold)))
+        out.append(("largest broker", mask))
     named = sorted({d for d in domains if d})
     if len(named) > 1:
-        for d in named:
-            mask = np.array([x == d for x in domains])
-            out.append(Loss(f"domain {d}", [b for b, m in zip(brokers, mask) if m], *survive(load, limit, mask, threshold)))
+        out += [(f"domain {d}", np.array([x == d for x in domains])) for d in named]
     return out
+
+
+def losses(brokers: list[str], domains: list[str | None], load: np.ndarray, limit: np.ndarray,
+           threshold: float, growth: float = 1.0) -> list[Loss]:
+    """Every loss scenario of one resource (``scenarios``), the load spread evenly over the survivors. ``growth``
+    scales the load (the forecast's factor at a horizon)."""
+    load = np.asarray(load, float) * growth
+    limit = np.asarray(limit, float)
+    return [Loss(name, [b for b, m in zip(brokers, mask) if m], *survive(load, limit, mask, threshold))
+            for name, mask in scenarios(brokers, domains, load, limit)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from lb_pipeline.planning.bundle_loss import METHOD as BY_BUNDLE, TOO_BIG
 from lb_pipeline.report.heat import natural_key
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -39,6 +40,10 @@ def capacity_context(df) -> dict | None:
     add_later = max((r["brokers_to_add_in_30_days"] or 0 for r in losses), default=0)
     # above the threshold after a loss with no number to add: a threshold of 0 or less, or no capacity reported
     unsizable = next((r for r in losses if r["headroom"] < 0 and r["brokers_to_add"] is None), None)
+    why = next((p.split(": ", 1)[1] for p in ((unsizable or {}).get("note") or "").split("; ")
+                if p.startswith(TOO_BIG) and ": " in p), None)
+    sized = next((r for r in losses if r.get("method") == BY_BUNDLE), None)  # how the figures were made, once
+    loss_note = f"{sized['subject'].capitalize()} lost ({sized['resource']}), {sized['note']}" if sized else None
     namespaces = sorted((r for r in by_scope.get("namespace", [])
                          if r["current_peak"] >= 0.75 * r["threshold"]
                          or (r["days_until_threshold"] is not None and r["days_until_threshold"] <= 90)),
@@ -48,7 +53,8 @@ def capacity_context(df) -> dict | None:
     trend = list(zip(range(-min(nights, TREND_NIGHTS) + 1, 1), (headline["daily_peaks"] or [])[-TREND_NIGHTS:])) \
         if headline else []
     return {"headline": headline, "cluster": cluster, "domains": domains, "soonest": soonest, "losses": losses,
-            "add_now": add_now, "add_later": add_later, "unsizable": unsizable, "namespaces": namespaces, "nights": nights,
+            "add_now": add_now, "add_later": add_later, "unsizable": unsizable, "unsizable_why": why,
+            "loss_note": loss_note, "by_bundle": BY_BUNDLE, "namespaces": namespaces, "nights": nights,
             "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend}
 
 

@@ -2,7 +2,9 @@
 overload threshold; headroom when the largest broker or a failure domain is lost; namespaces near their bundle cap.
 
 The input is every snapshot of the look-back window (``silver/broker_usage`` with the limits from the broker
-reports): brokers × snapshots, never topics. One pandas group per cluster fits its series (``planning.forecast``).
+reports): brokers × snapshots, never topics; for the losses, the last night's bundles (``silver/bundle_stats``) and
+load model (``gold/load_model``) too. One pandas group per cluster fits its series (``planning.forecast``) and
+sizes its losses (``planning.bundle_loss``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pyspark.sql import functions as F
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.planning.forecast import HORIZON_DAYS, Forecast, forecast
-from lb_pipeline.planning.headroom import losses
+from lb_pipeline.planning import bundle_loss
+from lb_pipeline.planning.headroom import losses, scenarios
 
 LOOKBACK_DAYS = 30
 # (percent column in silver/broker_usage, limit column in bronze/broker_reports)
@@ -70,41 +73,74 @@ def _series(pdf: pd.DataFrame, value: pd.Series, threshold: float) -> Forecast:
                     threshold)
 
 
-def _pooled(g: pd.DataFrame, resource: str) -> pd.Series:
-    """A group's usage of a resource per snapshot: load over capacity (mean of max usage for ``max_usage``)."""
+def _pooled(g: pd.DataFrame, resource: str, now: set) -> pd.Series:
+    """A group's usage of a resource per snapshot against the capacity it has now (``now``: the brokers of its last
+    snapshot): the load over today's capacity, so that a broker added or removed is an event the forecast reads the
+    history through, not a trend (for ``max_usage``: the mean over today's brokers)."""
     if resource == MAX_USAGE:
-        return g.groupby("snapshot_ts")[MAX_USAGE].mean()
+        return g[g["broker"].isin(now)].groupby("snapshot_ts")[MAX_USAGE].mean()
     pct, lim = RESOURCES[resource]
     load = (g[pct] * g[lim]).groupby(g["snapshot_ts"]).sum()
-    cap = g[lim].groupby(g["snapshot_ts"]).sum()
-    return (load / cap.where(cap > 0)).rename(resource)
+    last = g[g["snapshot_ts"] == g["snapshot_ts"].max()]
+    cap = float(last[lim].sum())
+    return (load / cap if cap > 0 else load * np.nan).rename(resource)
+
+
+def capacity_events(g: pd.DataFrame) -> str | None:
+    """What changed in a group's brokers over the window, for the forecast's note: brokers added and removed."""
+    first, last = g["snapshot_ts"].min(), g["snapshot_ts"].max()
+    before, now = set(g.loc[g["snapshot_ts"] == first, "broker"]), set(g.loc[g["snapshot_ts"] == last, "broker"])
+    if before == now:
+        return None
+    parts = [f"{len(now - before)} broker(s) added" if now - before else "",
+             f"{len(before - now)} removed ({', '.join(sorted(before - now)[:3])})" if before - now else ""]
+    return (f"capacity changed in the window: {' and '.join(p for p in parts if p)}; the load before is read against "
+            "today's capacity")
+
+
+BUNDLE_COLUMNS = ["owner_broker", "bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out",
+                  "topics", "hottest_topic_share"]
+MODEL_COLUMNS = ["broker", "resource", "intercept", "coef_rate", "coef_tput_in", "coef_tput_out", "residual_std"]
 
 
 def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFrame:
-    """Every forecast and loss row of one cluster's window (``capacity_inputs`` rows)."""
+    """Every forecast and loss row of one cluster's window (``capacity_inputs`` rows; with ``kind`` "bundle" and
+    "model" rows too, the night's ``silver/bundle_stats`` and ``gold/load_model``, the losses are sized bundle by
+    bundle on demand: ``bundle_loss``)."""
+    bundles = models = None
+    if "kind" in pdf:
+        bundles, models = pdf[pdf["kind"] == "bundle"], pdf[pdf["kind"] == "model"]
+        pdf = pdf[pdf["kind"] == "broker"]
+        if pdf.empty:  # bundles or a model of a cluster no broker row of the window has
+            return pd.DataFrame([], columns=_COLUMNS)
     cluster = str(pdf["cluster"].iloc[0])
     ts = pd.to_datetime(pdf["snapshot_ts"], utc=True)
     first = pd.Timestamp(pdf["snapshot_date"].min(), tz="UTC")
     pdf = pdf.assign(day_index=(ts.dt.normalize() - first).dt.days, hour=ts.dt.hour, dow=ts.dt.dayofweek)
     rows, resources = [], [MAX_USAGE, *RESOURCES]
+    tonight = set(pdf.loc[pdf["snapshot_date"] == pdf["snapshot_date"].max(), "broker"])
     for broker, g in pdf.sort_values("snapshot_ts").groupby("broker", sort=True):
+        if broker not in tonight:  # removed before the last night: no forecast for a broker that is gone
+            continue
         for r in resources:
             rows.append(_row(cluster, day, "broker", broker, r, threshold, _series(g, g[r if r == MAX_USAGE else RESOURCES[r][0]], threshold)))
     times = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")[["day_index", "hour", "dow"]]
     groups = [("cluster", cluster, pdf)] + [("domain", d, g) for d, g in pdf.groupby("domain", sort=True)]
     growth = {}
     for scope, subject, g in groups:
+        now, note = set(g.loc[g["snapshot_ts"] == g["snapshot_ts"].max(), "broker"]), capacity_events(g)
         for r in resources:
-            series = _pooled(g, r)
+            series = _pooled(g, r, now).dropna()
             f = _series(times.loc[series.index], series, threshold)
-            rows.append(_row(cluster, day, scope, subject, r, threshold, f))
+            rows.append(_row(cluster, day, scope, subject, r, threshold, f, note=note))
             if scope == "cluster" and f.status != "not enough history" and f.current_peak > 0:
                 growth[r] = max(f.expected[-1] / f.current_peak, 0.0)
-    rows += _loss_rows(pdf, cluster, day, threshold, growth)
+    rows += _loss_rows(pdf, cluster, day, threshold, growth, bundles, models)
     return pd.DataFrame(rows, columns=_COLUMNS)
 
 
-def _loss_rows(pdf: pd.DataFrame, cluster: str, day: str, threshold: float, growth: dict) -> list[dict]:
+def _loss_rows(pdf: pd.DataFrame, cluster: str, day: str, threshold: float, growth: dict,
+               bundles: pd.DataFrame | None = None, models: pd.DataFrame | None = None) -> list[dict]:
     """N-1 and failure-domain loss at the last night's busiest snapshot of each resource (and 30 days on). Heap is
     left out: a JVM's heap does not follow the bundles it serves (and Pulsar's max usage ignores it too)."""
     last = pdf[pdf["snapshot_date"] == pdf["snapshot_date"].max()]
@@ -120,6 +156,11 @@ def _loss_rows(pdf: pd.DataFrame, cluster: str, day: str, threshold: float, grow
         at = (snap[pct].to_numpy() / 100.0 * snap[lim].to_numpy())
         domains = [d if isinstance(d, str) else None for d in snap["domain"]]
         args = (snap["broker"].tolist(), domains, np.nan_to_num(at), np.nan_to_num(snap[lim].to_numpy()), threshold)
+        whole = _bundle_cluster(snap, at, r, busiest, bundles, models)
+        if whole is not None:
+            rows += _bundle_loss_rows(whole, domains, at, cluster, day, r, threshold, busiest, growth.get(r),
+                                      _model_error(models, snap, r))
+            continue
         later = {x.scenario: x for x in losses(*args, growth=growth.get(r, 1.0))} if r in growth else {}
         for x in losses(*args):
             rows.append(_row(cluster, day, "loss", x.scenario, r, threshold, lost_brokers=x.lost,
@@ -128,6 +169,69 @@ def _loss_rows(pdf: pd.DataFrame, cluster: str, day: str, threshold: float, grow
                              brokers_to_add_in_30_days=later[x.scenario].brokers_to_add if later else None,
                              note=f"at {busiest:%Y-%m-%d %H:%M} UTC; load spread evenly over the survivors"
                                   + ("" if later else "; no 30-day figure without a forecast")))
+    return rows
+
+
+def _model_error(models: pd.DataFrame, snap: pd.DataFrame, resource: str) -> float | None:
+    """The load model's typical error on the night's reports, in points of a broker of the cluster's median size."""
+    fit = models[models["resource"] == resource]
+    limit = float(np.nanmedian(snap[RESOURCES[resource][1]].to_numpy(float))) if len(snap) else 0.0
+    error = float(np.nanmedian(fit["residual_std"].to_numpy(float))) if len(fit) else float("nan")
+    return 100.0 * error / limit if limit > 0 and np.isfinite(error) else None
+
+
+def _bundle_cluster(snap: pd.DataFrame, at: np.ndarray, resource: str, busiest, bundles: pd.DataFrame | None,
+                    models: pd.DataFrame | None) -> bundle_loss.Cluster | None:
+    """The snapshot's brokers and bundles for ``bundle_loss``, each bundle's cost the cluster's median load model's
+    on its traffic; None without the bundles of that snapshot or a fit for each of its brokers."""
+    if bundles is None or models is None or bundles.empty or models.empty:
+        return None
+    here = bundles[bundles["snapshot_ts"] == busiest]  # the same conversion as the broker rows': one group
+    fit = models[models["resource"] == resource].drop_duplicates("broker").set_index("broker")
+    brokers = snap["broker"].tolist()
+    if here.empty or not set(brokers) <= set(fit.index):
+        return None
+    coef = fit[["coef_rate", "coef_tput_in", "coef_tput_out"]].astype(float).median().to_numpy()
+    traffic = np.column_stack([here["msg_rate_in"].fillna(0) + here["msg_rate_out"].fillna(0),
+                               here["msg_throughput_in"].fillna(0), here["msg_throughput_out"].fillna(0)])
+    cost = np.maximum(traffic @ coef, 0.0)
+    index = {b: i for i, b in enumerate(brokers)}
+    owner = np.array([index.get(o, -1) for o in here["owner_broker"]], dtype=np.int64)
+    idle = fit.loc[brokers, "intercept"].astype(float).clip(lower=0).to_numpy()
+    served = np.bincount(owner[owner >= 0], weights=cost[owner >= 0], minlength=len(brokers))
+    return bundle_loss.Cluster(brokers, np.nan_to_num(snap[RESOURCES[resource][1]].to_numpy(float)), np.nan_to_num(at),
+                               idle, idle + served, here["bundle"].tolist(), owner, cost,
+                               here["hottest_topic_share"].fillna(1.0).to_numpy(float),
+                               here["topics"].fillna(1).to_numpy(float))
+
+
+def _bundle_loss_rows(c: bundle_loss.Cluster, domains: list, at: np.ndarray, cluster: str, day: str, resource: str,
+                      threshold: float, busiest, growth: float | None, error: float | None) -> list[dict]:
+    rows = []
+    for name, mask in scenarios(c.brokers, domains, at, c.limit):
+        x = bundle_loss.survive(c, mask, threshold)
+        later = bundle_loss.survive(c, mask, threshold, growth) if growth is not None else None
+        note = [f"at {busiest:%Y-%m-%d %H:%M} UTC; the hottest survivor once whole bundles are spread as evenly as "
+                f"they can be (a topic is never cut); an even spread of the load would give {x.even_after:.1f} %"]
+        if error is not None:
+            note.append(f"bundle costs from the night's load model, typically {error:.1f} points off a broker's "
+                        "report")
+        if x.estimated:
+            note.append(f"the demand of {', '.join(x.estimated)} is the load model's on its traffic (its report sat "
+                        "at its limit)")
+        if x.too_big:
+            b, share = x.too_big[0]
+            note.append(f"{bundle_loss.TOO_BIG}: the hottest topic of {b} alone needs {share:.0f} % of one "
+                        "(partition the topic, or a larger broker)"
+                        + (f", and {len(x.too_big) - 1} more bundle(s) alike" if len(x.too_big) > 1 else ""))
+        if later is None:
+            note.append("no 30-day figure without a forecast")
+        rows.append(_row(cluster, day, "loss", name, resource, threshold,
+                         lost_brokers=[b for b, m in zip(c.brokers, mask) if m],
+                         status="ok" if x.usage_after <= threshold else "above threshold", method=bundle_loss.METHOD,
+                         usage_after_loss=x.usage_after, headroom=threshold - x.usage_after,
+                         brokers_to_add=x.brokers_to_add,
+                         brokers_to_add_in_30_days=later.brokers_to_add if later else None, note="; ".join(note)))
     return rows
 
 
@@ -152,14 +256,24 @@ def namespace_caps(namespaces: pd.DataFrame, day: str, max_bundles: int) -> pd.D
 
 
 def capacity_forecast(inputs: DataFrame, namespaces: DataFrame, day: str,
-                      config: PulsarConfig | ClusterConfigs) -> DataFrame:
+                      config: PulsarConfig | ClusterConfigs, bundles: DataFrame | None = None,
+                      model: DataFrame | None = None) -> DataFrame:
     """``inputs``: ``capacity_inputs`` over the window; ``namespaces``: bronze/namespaces over the window; each
-    cluster against the overload threshold and bundle cap of its own configuration (``config``, of ``day``)."""
+    cluster against the overload threshold and bundle cap of its own configuration (``config``, of ``day``).
+    ``bundles`` (``silver/bundle_stats``) and ``model`` (``gold/load_model``) of ``day``: the losses sized bundle by
+    bundle on demand (without them, the load spread evenly over the survivors)."""
     configs = ClusterConfigs.of_any(config)
 
     def own(p: pd.DataFrame) -> PulsarConfig:
         return configs.of(p["cluster"].iloc[0])
 
+    if bundles is not None and model is not None:
+        inputs = (inputs.withColumn("kind", F.lit("broker"))
+                  .unionByName(bundles.where(F.col("snapshot_date") == day)
+                               .select("cluster", "snapshot_ts", "snapshot_date", *BUNDLE_COLUMNS)
+                               .withColumn("kind", F.lit("bundle")), allowMissingColumns=True)
+                  .unionByName(model.where(F.col("snapshot_date") == day).select("cluster", *MODEL_COLUMNS)
+                               .withColumn("kind", F.lit("model")), allowMissingColumns=True))
     brokers = inputs.groupBy("cluster").applyInPandas(lambda p: forecast_cluster(
         p, day, own(p).get_float("loadBalancerBrokerOverloadedThresholdPercentage")), SCHEMA)
     caps = (namespaces.select("cluster", "namespace", "snapshot_date", "num_bundles").groupBy("cluster")
