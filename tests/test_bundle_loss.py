@@ -117,3 +117,22 @@ def test_a_topic_too_big_for_a_typical_broker_is_carried_by_a_larger_survivor():
     got = bundle_loss.survive(c, np.array([True, False, False, False]), 85.0)
     assert got.too_big == [] and got.brokers_to_add == 0  # 1,360 units on 2,400: the 16-core broker takes the topic
     assert got.usage_after <= 85.0
+
+
+def test_a_survivor_hot_outside_its_bundles_is_the_reason_no_number_of_brokers_is_enough_and_the_search_ends():
+    c = _cluster(hot_topics=40)
+    usage = c.usage.copy()
+    usage[1] = 390.0  # broker-1 reports 390 of 400 while its bundles cost 280: 90 units of its own beside idle
+    cost = c.cost.copy()
+    cost[0] = 50.0  # no topic too big for 25 % of a broker
+    c = bundle_loss.Cluster(c.brokers, c.limit, usage, c.idle, c.modelled, c.bundles, c.owner, cost, c.hottest,
+                            c.topics)
+    got = bundle_loss.survive(c, np.array([True, False, False, False]), 25.0)  # 100 units a broker; broker-1 keeps 110
+    assert got.brokers_to_add is None and got.too_big == []
+    assert got.why.startswith("broker-1 carries more than the threshold outside its bundles")
+
+
+def test_the_reason_a_topic_is_too_big_names_it():
+    got = bundle_loss.survive(_cluster(hot_topics=1), np.array([True, False, False, False]), 85.0)
+    assert got.why == ("the hottest topic of t/hot/0x00000000_0x10000000 alone needs 90 % of one (partition the topic, "
+                       "or a larger broker)")

@@ -59,6 +59,7 @@ class Survival:
     brokers_to_add: int | None
     too_big: list[tuple[str, float]] = field(default_factory=list)  # (bundle, its hottest topic in % of a typical broker)
     estimated: list[str] = field(default_factory=list)  # brokers whose demand is the model's (reported at the limit)
+    why: str | None = None  # why no number of brokers is enough, when none is
 
 
 def base_load(c: Cluster) -> tuple[np.ndarray, list[str]]:
@@ -135,8 +136,20 @@ def survive(c: Cluster, lost: np.ndarray, threshold: float, growth: float = 1.0)
                      key=lambda x: -x[1])
     if after <= threshold:
         return Survival(after, even, 0, too_big, estimated)
-    if threshold <= 0 or too_big:
-        return Survival(after, even, None, too_big, estimated)
+    if threshold <= 0:
+        return Survival(after, even, None, too_big, estimated,
+                        f"a threshold of {threshold:g} % calls every broker with load overloaded")
+    if too_big:
+        b, share = too_big[0]
+        return Survival(after, even, None, too_big, estimated,
+                        f"the hottest topic of {b} alone needs {share:.0f} % of one (partition the topic, or a larger "
+                        "broker)" + (f", and {len(too_big) - 1} more bundle(s) alike" if len(too_big) > 1 else ""))
+    own = [b for b, x, lim in zip(np.asarray(c.brokers)[keep], base[keep], c.limit[keep]) if x > target * lim]
+    if own or typical_idle >= target * typical_limit:  # load no bundle move takes away, or new brokers born hot
+        return Survival(after, even, None, too_big, estimated,
+                        f"{', '.join(own[:3])} carr{'ies' if len(own) == 1 else 'y'} more than the threshold outside "
+                        "its bundles (its report less what its bundles cost): no move relieves it" if own else
+                        "a broker of the cluster's size is above the threshold idle")
 
     def fits(k: int) -> bool:
         limits = np.concatenate([c.limit[keep], np.full(k, typical_limit)])
@@ -144,11 +157,11 @@ def survive(c: Cluster, lost: np.ndarray, threshold: float, growth: float = 1.0)
         return 100.0 * float(pack(bases, limits, load, fluid).max()) <= threshold
 
     # from the even spread's answer up: doubling, then halving the gap (more brokers never make the packing worse)
-    low = max(1, math.ceil((demand / target - float(c.limit[keep].sum())) / typical_limit))
+    start = low = max(1, math.ceil((demand / target - float(c.limit[keep].sum())) / typical_limit))
     high, step = low, 1
     while not fits(high):
-        if high - low > MORE:
-            return Survival(after, even, None, too_big, estimated)
+        if high - start > MORE:
+            return Survival(after, even, None, too_big, estimated, f"more than {MORE} brokers of the cluster's size")
         low, high, step = high + 1, high + step, step * 2
     while low < high:
         mid = (low + high) // 2

@@ -219,11 +219,8 @@ def _bundle_loss_rows(c: bundle_loss.Cluster, domains: list, at: np.ndarray, clu
         if x.estimated:
             note.append(f"the demand of {', '.join(x.estimated)} is the load model's on its traffic (its report sat "
                         "at its limit)")
-        if x.too_big:
-            b, share = x.too_big[0]
-            note.append(f"{bundle_loss.TOO_BIG}: the hottest topic of {b} alone needs {share:.0f} % of one "
-                        "(partition the topic, or a larger broker)"
-                        + (f", and {len(x.too_big) - 1} more bundle(s) alike" if len(x.too_big) > 1 else ""))
+        if x.why:
+            note.append(f"{bundle_loss.TOO_BIG}: {x.why}")
         if later is None:
             note.append("no 30-day figure without a forecast")
         rows.append(_row(cluster, day, "loss", name, resource, threshold,
