@@ -341,7 +341,9 @@ def test_a_loss_no_broker_of_the_clusters_size_can_carry_names_the_topic_and_say
         def asDict(self, recursive=False):
             return dict(self)
 
-    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(loss)]})())
+    calm = {**loss, "resource": "bandwidth_in", "usage_after_loss": 5.0, "headroom": 80.0, "brokers_to_add": 0,
+            "note": "at 2026-01-15 12:00 UTC; an even spread of the load would give 4.0 %"}  # listed first
+    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(calm), Row(loss)]})())
     html = render_nightly(_context(capacity=cap, broker_count=4))
     verdict = html.split('data-testid="loss-verdict">')[1].split("</p>")[0]
     assert "No number of brokers keeps the survivors under the threshold" in verdict

@@ -42,7 +42,8 @@ def capacity_context(df) -> dict | None:
     unsizable = next((r for r in losses if r["headroom"] < 0 and r["brokers_to_add"] is None), None)
     why = next((p.split(": ", 1)[1] for p in ((unsizable or {}).get("note") or "").split("; ")
                 if p.startswith(TOO_BIG) and ": " in p), None)
-    sized = next((r for r in losses if r.get("method") == BY_BUNDLE), None)  # how the figures were made, once
+    # how the figures were made, once: on the loss with the least headroom (the one a planner reads first)
+    sized = min((r for r in losses if r.get("method") == BY_BUNDLE), key=lambda r: r["headroom"], default=None)
     loss_note = f"{sized['subject'].capitalize()} lost ({sized['resource']}), {sized['note']}" if sized else None
     namespaces = sorted((r for r in by_scope.get("namespace", [])
                          if r["current_peak"] >= 0.75 * r["threshold"]
