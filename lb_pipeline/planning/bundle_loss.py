@@ -70,10 +70,11 @@ def base_load(c: Cluster) -> tuple[np.ndarray, list[str]]:
     return np.maximum(c.idle + missed, 0.0), [b for b, s in zip(c.brokers, at_limit) if s]
 
 
-def pieces(c: Cluster) -> np.ndarray:
-    """Every bundle's load in the pieces splits could cut it into: its hottest topic, then the rest."""
+def pieces(c: Cluster, costs: np.ndarray | None = None) -> np.ndarray:
+    """Every bundle's load (``costs``, else the cluster's) in the pieces splits could cut it into: its hottest
+    topic, then the rest."""
     out = []
-    for cost, share, topics in zip(c.cost, c.hottest, c.topics):
+    for cost, share, topics in zip(c.cost if costs is None else costs, c.hottest, c.topics):
         if cost <= 0:
             continue
         if topics <= 1 or not share or not 0 < share < 1:
@@ -123,8 +124,7 @@ def survive(c: Cluster, lost: np.ndarray, threshold: float, growth: float = 1.0)
         return Survival(math.inf, math.inf, None, [], estimated)
     demand = float(base[keep].sum() + cost.sum())  # the lost brokers' own idle cost goes with them
     even = 100.0 * demand / float(c.limit[keep].sum())
-    load = pieces(Cluster(c.brokers, c.limit, c.usage, c.idle, c.modelled, c.bundles, c.owner, cost, c.hottest,
-                          c.topics, c.saturated))
+    load = pieces(c, cost)
     fluid = FLUID_SHARE * typical_limit
     after = 100.0 * float(pack(base[keep], c.limit[keep], load, fluid).max())
     target = threshold / 100.0
