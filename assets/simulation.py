@@ -26,16 +26,16 @@ def load_model(context: dg.AssetExecutionContext, spark: SparkResource, lake: La
 
 
 _SIM_OPTIONS = {k: v for k, v in options("simulation").items() if k != "kinds"}  # multi_asset: kinds go on the specs
+# bundle_data, snapshots and lb_events: the leader's stored averages, when it wrote them, and how often the brokers
+# reported (``simulation.leader_averages``); lb_events also what its leader logged, for the validation
 _SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "topic_stats", "config", "ownership",
-                                         "namespaces", "failure_domains")] + [key("gold", "load_model")]
-
-
-_VALIDATION_DEPS = [*_SIM_DEPS, key("bronze", "lb_events")]
+                                         "namespaces", "failure_domains", "bundle_data", "snapshots", "lb_events")] \
+    + [key("gold", "load_model")]
 
 
 @dg.multi_asset(specs=[dg.AssetSpec(["gold", "simulation_runs"], deps=_SIM_DEPS, kinds={"spark", "delta"}),
                        dg.AssetSpec(["gold", "simulation_timeseries"], deps=_SIM_DEPS, kinds={"spark", "delta"}),
-                       dg.AssetSpec(["gold", "simulation_validation"], deps=_VALIDATION_DEPS, kinds={"spark", "delta"},
+                       dg.AssetSpec(["gold", "simulation_validation"], deps=_SIM_DEPS, kinds={"spark", "delta"},
                                     description="Per cluster: the closed loop of the strategy it ran, scored against "
                                                 "the unloads and splits its leader logged and its brokers' usage.")],
                 **_SIM_OPTIONS)
@@ -53,7 +53,8 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
                                                                           "failure_domains")))
     result = sim.simulate_runs(s, lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                                lk.read(s, "gold", "load_model", day), policies, cfg, runs,
-                               lk.read(s, "bronze", "topic_stats", day), lk.read(s, "bronze", "lb_events", day)).persist()
+                               *(lk.read(s, "bronze", t, day) for t in ("topic_stats", "lb_events", "bundle_data",
+                                                                         "snapshots"))).persist()
     try:
         runs_written, runs_meta = write_table(s, lk, sim.runs_table(result), "gold", "simulation_runs", day)
         _, ts_meta = write_table(s, lk, sim.timeseries_table(result), "gold", "simulation_timeseries", day)

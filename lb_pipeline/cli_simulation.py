@@ -18,18 +18,21 @@ def _simulate(args) -> int:
     if bool(args.landing) == bool(args.lake):
         raise LbError("give the history as --landing FOLDER or --lake ROOT (one of them)")
     if args.landing:
-        from lb_pipeline.simulation.landing import read_history
+        from lb_pipeline.simulation.landing import read_history, read_leader
 
         cluster, brokers, bundles, config, notes, policies, topics, ran = read_history(
             args.landing, args.day, args.cluster, args.profile)
+        leader = read_leader(args.landing, args.day, cluster, notes)
     else:
         from lb_pipeline.settings import lake_root_from_env
         from lb_pipeline.spark.lake import Lake
         from lb_pipeline.spark.session import get_session
-        from lb_pipeline.transforms.simulation import lake_history
+        from lb_pipeline.transforms.simulation import lake_history, lake_leader
 
+        lake = Lake(args.lake or lake_root_from_env())
         cluster, brokers, bundles, config, notes, policies, topics, ran = lake_history(
-            get_session(), Lake(args.lake or lake_root_from_env()), args.day, args.cluster, args.profile)
+            get_session(), lake, args.day, args.cluster, args.profile)
+        leader = lake_leader(get_session(), lake, args.day, cluster)
     overrides = dict(args.set or ())
     unknown = sorted(k for k in overrides if k not in config)
     if unknown:
@@ -41,7 +44,8 @@ def _simulate(args) -> int:
         config = config.overridden(**overrides)
         runs = run_list(config, args.strategy or STRATEGIES, sets_per_strategy=args.sets, seeds=tuple(range(args.seeds)))
         result = simulate_all(cluster, brokers, bundles, config, runs, None if args.quiet else progress_bar(len(runs)),
-                              policies, topics, None if overrides else ran)  # --set: validated as set all day
+                              policies, topics, None if overrides else ran,  # --set: validated as set all day
+                              leader)
     except ValueError as exc:
         raise LbError(str(exc)) from None
     result["notes"] = notes + result["notes"]

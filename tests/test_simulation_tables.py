@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 
-from lb_pipeline.simulation.landing import read_history
+from lb_pipeline.simulation.landing import read_history, read_leader
 from lb_pipeline.simulation.local import simulate_all
 from lb_pipeline.simulation.sweep import run_list
 from tests.conftest import DEMO_DAY
@@ -37,7 +37,10 @@ def test_every_run_is_complete_and_conserves_traffic(lake, spark):
 
 def test_spark_runs_equal_the_same_runs_in_one_process(lake, spark, demo_landing):
     cluster, brokers, bundles, config, _, policies, topics, ran = read_history(demo_landing, DEMO_DAY)
-    local = simulate_all(cluster, brokers, bundles, config, run_list(config), policies=policies, topics=topics, ran=ran)
+    leader = read_leader(demo_landing, DEMO_DAY, cluster, [])
+    assert len(leader[0]) > 0  # the generated leader stores BundleData: both paths start from it
+    local = simulate_all(cluster, brokers, bundles, config, run_list(config), policies=policies, topics=topics, ran=ran,
+                         leader_rows=leader)
     on_spark = {r.strategy: r for r in lake.read(spark, "gold", "simulation_runs", DEMO_DAY).collect()}
     for r in local["runs"]:
         s = on_spark[r["strategy"]]

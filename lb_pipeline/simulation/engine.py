@@ -32,6 +32,7 @@ from lb_pipeline.simulation.balancers import Balancer
 from lb_pipeline.simulation.broker_view import pinned_by_one_topic, reported_brokers
 from lb_pipeline.simulation.bundle_set import BundleSet, TopicProfiles
 from lb_pipeline.simulation.history import History
+from lb_pipeline.simulation.leader_averages import LeaderAverages
 from lb_pipeline.simulation.leader_view import Owners, held_by, leader_load
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.ownership import inherit_owners
@@ -89,6 +90,9 @@ class Simulation:
     # after a snapshot from that snapshot's traffic, which holds the reports the leader decided from; None: every
     # shedding interval from the first snapshot, the traffic interpolated between snapshots
     schedule: list[int] | None = None
+    # the leader's averages at the first snapshot and how often it samples (``leader_averages``); None: every bundle
+    # starts from Pulsar's default seed, one sample a minute
+    leader: LeaderAverages | None = None
 
     def __post_init__(self):
         h = self.history
@@ -97,10 +101,10 @@ class Simulation:
         self.owner = np.full(len(h.bundles), -1, np.int64)
         self.n = {w: np.zeros(len(h.bundles), np.int64) for w in (ta.SHORT_SAMPLES, ta.LONG_SAMPLES)}
         self.avg = {w: np.tile(SEED, (len(h.bundles), 1)) for w in (ta.SHORT_SAMPLES, ta.LONG_SAMPLES)}
+        self.samples_per_minute = self.leader.per_minute if self.leader is not None else 1.0
         self.snapshot = -1
         self._restarting: set[str] = set()
-        # the leader samples each bundle about once a minute (a broker report each): a cycle of N minutes is N samples
-        self.samples_per_cycle = cycle_minutes(self.config)
+        self.samples_per_cycle = self._samples(cycle_minutes(self.config))
         self.bundle_index = self.bundles.index
         self._next_split: int | None = None  # when the extensible brokers' SplitScheduler checks next (ms)
         self._residual = recorded_residuals(h, self.model) if self.residuals else None
@@ -110,14 +114,18 @@ class Simulation:
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
         cycles = self.cycles()
-        for k, (t, samples) in enumerate(cycles):
-            self.samples_per_cycle = samples
+        for k, (t, minutes) in enumerate(cycles):
+            self.samples_per_cycle = self._samples(minutes)
             yield self.step(t)
             if progress:
                 progress(k + 1, len(cycles))
 
+    def _samples(self, minutes: float) -> int:
+        """The leader's samples of every bundle in ``minutes`` (one per report write of any broker), one at least."""
+        return max(1, round(minutes * self.samples_per_minute))
+
     def cycles(self) -> list[tuple[int, int]]:
-        """(time, samples since the cycle before) of every cycle. Under ``config_at`` the cadence follows each
+        """(time, minutes since the cycle before) of every cycle. Under ``config_at`` the cadence follows each
         cycle's configuration: ``LoadSheddingTask.start`` schedules the next cycle after the
         ``loadBalancerSheddingIntervalMinutes`` in force when a cycle ends (a dynamic key, read every time)."""
         h = self.history
@@ -126,7 +134,8 @@ class Simulation:
             return [(int(t), minutes if k == 0 else max(1, round((t - self.schedule[k - 1]) / 60_000)))
                     for k, t in enumerate(self.schedule)]
         if self.config_at is None:
-            return [(int(t), self.samples_per_cycle) for t in h.cycle_times(self.samples_per_cycle)]
+            minutes = cycle_minutes(self.config)
+            return [(int(t), minutes) for t in h.cycle_times(minutes)]
         first, end = int(h.times[0]), int(h.times[-1])
         out, t, samples = [], first, None
         while t <= end:
@@ -162,7 +171,10 @@ class Simulation:
         held = self.schedule and t - int(h.times[i]) < cycle_minutes(self.config) * 60_000
         recorded = h.traffic_at(int(h.times[i]) if held else t)
         traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
-        self._sample(bs.present(i), traffic, self.samples_per_cycle)
+        samples = np.full(bs.size, self.samples_per_cycle, np.int64)
+        if new_snapshot and self.leader is not None:  # from the leader's own averages at the snapshot, if it holds them
+            samples[self._anchor(i)] = max(0, round((t - int(h.times[i])) / 60_000 * self.samples_per_minute))
+        self._sample(bs.present(i), traffic, samples)
         state = self.policies.state(live, t)
         load = self._load(i, traffic, live_idx)
         view = {"snapshot": i, "new_snapshot": new_snapshot, "bundle_index": self.bundle_index}
@@ -299,6 +311,20 @@ class Simulation:
                 "destination": h.brokers[dst], "reason": reason, "kind": kind,
                 "clients": int(self.bundles.clients(i)[n].sum()), "swap": swap}
 
+    def _anchor(self, i: int) -> np.ndarray:
+        """The bundles whose averages are set to the leader's at snapshot ``i`` (``leader_averages``): those it holds
+        the BundleData of, where the simulation has them on the broker the snapshot shows. A bundle the simulation
+        placed elsewhere keeps averages of its own (its leader dropped and restarted them at its own moves); one it
+        moved where Pulsar did takes Pulsar's, whose first samples after the move carry what the simulation cannot see
+        (the clients' catch-up after their reconnection)."""
+        h, N = self.history, len(self.history.bundles)
+        mask = np.zeros(self.bundles.size, bool)
+        mask[:N] = self.leader.stored[i] & (self.owner[:N] == h.owner[i])
+        for w in self.n:
+            self.n[w][mask] = self.leader.samples[w][i][mask[:N]]
+            self.avg[w][mask] = self.leader.values[w][i][mask[:N]]
+        return mask
+
     def _forget(self, n: int) -> None:
         """A moved bundle's averages start again from its next sample: between its unload and its new owner's first
         report no broker lists it, and the leader drops its ``BundleData`` and deletes the stored copy
@@ -306,7 +332,7 @@ class Simulation:
         for w in self.n:
             self.n[w][n] = 0
 
-    def _sample(self, present: np.ndarray, traffic: np.ndarray, samples: int) -> None:
+    def _sample(self, present: np.ndarray, traffic: np.ndarray, samples: int | np.ndarray) -> None:
         k = present.astype(np.int64) * samples
         for w in self.avg:  # the four fields at once: the same arithmetic per element as one field at a time
             n, self.avg[w] = ta.update_many(self.n[w][:, None], self.avg[w], traffic, k[:, None], w)

@@ -16,8 +16,9 @@ import pandas as pd
 
 from lb_pipeline.errors import InputError, LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
-from lb_pipeline.formats.brokers import parse_local_broker_data
+from lb_pipeline.formats.brokers import parse_bundle_data, parse_local_broker_data
 from lb_pipeline.formats.cluster import isolation_policy_map, parse_manifest
+from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.at_start import Shot, leader_history
 from lb_pipeline.model.bundles import topic_hash
@@ -96,6 +97,60 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
     bundles = pd.DataFrame(bundles)
     topics = _split_topics(read, bundles, SplitLimits.from_config(config), root, notes)
     return cluster, pd.DataFrame(brokers), bundles, config, notes, policies, topics, configs
+
+
+def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
+    """(the load-manager events the snapshots' logs hold, as ``bronze/lb_events`` rows; log lines read)."""
+    rows, lines = [], 0
+    for d in dirs:
+        for log in sorted((d / layout.LOGS).glob("*.log")):
+            text = log.read_bytes().decode("utf-8", errors="replace").splitlines()
+            lines += len(text)
+            rows += parse_lb_events(text, layout.broker_from_file_stem(log.stem))[0]
+    return rows, lines
+
+
+def read_leader(landing: str | Path, day: str, cluster: str | None, notes: list[str]):
+    """(the leader's stored ``BundleData`` rows, the brokers' logged events or None without logs, when each
+    snapshot's were written) of the day: what ``leader_averages`` reads. A file that does not parse is named in
+    ``notes``."""
+    _, dirs = snapshot_dirs(landing, day, cluster)
+    averages, written = read_bundle_data(landing, dirs, notes)
+    events, lines = log_events(dirs)
+    return averages, events if lines else None, written
+
+
+def read_bundle_data(landing: str | Path, dirs: list[Path], notes: list[str]) -> tuple[pd.DataFrame, dict[int, int]]:
+    """The leader's stored ``BundleData`` (``lb/bundle-data``, ``collect --metadata-store``) of each snapshot, as
+    ``bronze/bundle_data`` rows with the snapshot's time, and per snapshot (epoch ms) when the leader wrote them (the
+    manifest's ``bundleDataWrittenMs``); a file that does not parse is left out and named."""
+    root, rows, written = Path(landing).resolve(), [], {}
+    for d in dirs:
+        try:
+            ts = pd.Timestamp(datetime.strptime(d.name, layout.TS_FORMAT), tz="UTC")
+        except ValueError:
+            continue  # read_history says so
+        manifest = _read(d / layout.MANIFEST, root, [])
+        try:
+            got, _ = parse_manifest(manifest) if manifest is not None else ([], [])
+        except FileProblem:
+            got = []
+        if got and got[0]["bundle_data_written_ms"] is not None:
+            written[int(ts.timestamp() * 1000)] = got[0]["bundle_data_written_ms"]
+        base = d / "lb" / "bundle-data"
+        for f in sorted(base.glob("*/*/*.json")):
+            doc = _read(f, root, notes)
+            if doc is None:
+                continue
+            name = layout.name_of(str(f.relative_to(base))[: -len(".json")])
+            try:
+                got, problems = parsed_whole(parse_bundle_data, doc, name)
+            except FileProblem as exc:
+                notes.append(f"{f}: {exc}; left out")
+                continue
+            notes += [f"{f}: {p.field}: {p.reason}; left out" for p in problems]
+            rows += [{**r, "snapshot_ts": ts} for r in got]
+    return pd.DataFrame(rows), written
 
 
 def _configs(cluster: str, snapshots, brokers: list[dict], profile: str | None, notes: list[str]) -> ClusterConfigs:

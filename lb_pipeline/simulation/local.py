@@ -11,6 +11,7 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import legacy_reason
 from lb_pipeline.model.names import one_line
+from lb_pipeline.simulation.leader_averages import leader_averages
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
@@ -22,11 +23,13 @@ from lb_pipeline.simulation.decision import decide, spread
 def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, config: PulsarConfig, runs: list[dict],
                  progress: Callable[[int, dict, int, int], None] | None = None,
                  policies: Policies | None = None, topics: pd.DataFrame | None = None,
-                 ran: ClusterConfigs | None = None) -> dict:
+                 ran: ClusterConfigs | None = None, leader_rows: tuple | None = None) -> dict:
     """Fit the load model, run each of ``runs`` (from ``sweep.run_list``), recommend. Returns a JSON-ready dict.
     ``topics``: topic rows of the bundles that can split; ``ran``: what the leader ran over the day, which the
-    validation follows (both from ``landing.read_history``)."""
+    validation follows (both from ``landing.read_history``); ``leader_rows``: the leader's stored averages, the
+    brokers' logged events and when the averages were written (``landing.read_leader``), None: not collected."""
     history = build_history(cluster, brokers, bundles)
+    leader = leader_averages(history, *leader_rows) if leader_rows else None
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)
@@ -37,7 +40,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     for k, run in enumerate(runs):
         tick = (lambda done, total, k=k, run=run: progress(k, run, done, total)) if progress else None
         r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick,
-                     profiles=profiles, ran=ran, residuals=True)
+                     profiles=profiles, ran=ran, residuals=True, leader=leader)
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
         cycles[run["run_id"]] = [float(v) for v in r.timeseries["usage_std_unpinned"]]

@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.model.names import one_line
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
@@ -39,25 +38,15 @@ from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
-from lb_pipeline.simulation.landing import read_history, snapshot_dirs
+from lb_pipeline.simulation.landing import read_history, read_leader
+from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.residuals import recorded_prediction
 from lb_pipeline.simulation.run import run_config
 from lb_pipeline.simulation.splitting import Splits
-from lb_pipeline.snapshots import layout, leader_cycle
+from lb_pipeline.snapshots import leader_cycle
 
 TARGETS = {"precision": 0.8, "recall": 0.8, "usage_mae_points": 5.0}
-
-
-def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
-    """(the load-manager events the snapshots' logs hold, as ``bronze/lb_events`` rows; log lines read)."""
-    rows, lines = [], 0
-    for d in dirs:
-        for log in sorted((d / layout.LOGS).glob("*.log")):
-            text = log.read_bytes().decode("utf-8", errors="replace").splitlines()
-            lines += len(text)
-            rows += parse_lb_events(text, layout.broker_from_file_stem(log.stem))[0]
-    return rows, lines
 
 
 def logged(events) -> tuple[list[tuple[int, str, str, str]], list[tuple[int, str]]]:
@@ -152,21 +141,24 @@ def warm_up(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, s
 def validate_simulation(landing: str | Path, day: str, cluster: str | None = None, seed: int = 0,
                         residuals: bool = True) -> dict:
     """``score`` of a recorded run's landing folder."""
-    cluster, dirs = snapshot_dirs(landing, day, cluster)
     cluster, brokers, bundles, config, notes, policies, topics, _ = read_history(landing, day, cluster)
-    events, lines = log_events(dirs)
+    averages, events, written = read_leader(landing, day, cluster, notes)
     history = build_history(cluster, brokers, bundles)
-    return score(history, fit_load_model(brokers), config, policies, topics, events if lines else None, day,
-                 notes, seed, residuals)
+    return score(history, fit_load_model(brokers), config, policies, topics, events, day, notes, seed, residuals,
+                 averages, written)
 
 
 NO_LOG = "the snapshots hold no broker log (collect --broker-log): no logged unload to score against"
 
 
 def score(history, model_rows, config, policies, topics, events, day: str, notes: list[str] | None = None,
-          seed: int = 0, residuals: bool = True) -> dict:
+          seed: int = 0, residuals: bool = True, averages: pd.DataFrame | None = None,
+          written: dict[int, int] | None = None, leader: LeaderAverages | None = None) -> dict:
     """The closed loop of the strategy ``config`` runs, from the history's first snapshot, scored against the
-    leader's logged ``events`` (``bronze/lb_events`` rows; None: no log was collected, nothing to score)."""
+    leader's logged ``events`` (``bronze/lb_events`` rows; None: no log was collected, nothing to score).
+    ``averages``: the leader's stored ``BundleData`` rows (``leader_averages``), None where none were collected;
+    ``written``: per snapshot (epoch ms), when the leader wrote those it holds; ``leader``: both already read
+    (``leader_averages``)."""
     notes = list(notes or [])
     truth, logged_splits = logged(events or [])
     if events is None:
@@ -189,11 +181,13 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     if events is not None and schedule is None:
         notes.append("the log holds neither a shedding cycle nor the leader's election: the simulated cycles run "
                      "every interval from the first snapshot, not when the leader's did")
+    leader = leader or leader_averages(history, averages, events, written)
+    notes.append(leader.note())
     sim = Simulation(history, model, cfg, make_balancer(strategy if strategy in STRATEGIES else "no-balancing", cfg,
                                                         seed, history),
                      policies, profiles=TopicProfiles(history, topics),
                      splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None,
-                     residuals=residuals, reporter=strategy in MODULAR_STRATEGIES, schedule=schedule)
+                     residuals=residuals, reporter=strategy in MODULAR_STRATEGIES, schedule=schedule, leader=leader)
     simulated, splits, errors, scored = [], [], [], {0}  # the first snapshot is where the simulation starts
     spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
     warm_cycles, settled_from, k = warm_up_cycles(strategy, cfg) if strategy in STRATEGIES else 0, None, 0

@@ -17,6 +17,7 @@ from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import History
+from lb_pipeline.simulation.leader_averages import LeaderAverages
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.policies import Policies
@@ -51,12 +52,13 @@ def run_config(config: PulsarConfig, params: dict[str, object]) -> tuple[PulsarC
 def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict | None = None,
              seed: int = 0, policies: Policies | None = None, progress=None,
              profiles: TopicProfiles | None = None, ran: ClusterConfigs | None = None,
-             residuals: bool = False) -> RunResult:
+             residuals: bool = False, leader: LeaderAverages | None = None) -> RunResult:
     """``profiles``: topic-level stats of the bundles that can split (without them a split child's share of the
     traffic is its share of the hash range, and the notes say so). ``residuals``: each broker's usage carries what
     the load model missed at each snapshot (``Simulation.residuals``; for a model fitted on this history). ``ran``: what the cluster's leader ran over the
     night: where it started a new load manager, the run's strategy starts afresh too, and the validation of the
-    cluster's own strategy follows its configurations snapshot by snapshot; the run itself takes ``config``."""
+    cluster's own strategy follows its configurations snapshot by snapshot; the run itself takes ``config``.
+    ``leader``: the leader's recorded averages and sampling cadence (``leader_averages``)."""
     params = dict(params or {})
     cfg, notes = run_config(config, params)
     balancer = make_balancer(strategy, cfg, seed, history)
@@ -65,7 +67,7 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     restarts = ran.leader_restarts(history.cluster) if ran else []
     sim = Simulation(history, model, cfg, balancer, policies, profiles=profiles, splits=splits,
                      leader_restarts=history.snapshots_at(restarts), residuals=residuals,
-                     reporter=strategy in MODULAR_STRATEGIES)
+                     reporter=strategy in MODULAR_STRATEGIES, leader=leader)
     interval = cycle_minutes(cfg)
     cycles = list(sim.run(progress))
     ts = metrics.timeseries(cycles, cfg, history.times)

@@ -29,6 +29,7 @@ from lb_pipeline.transforms.config import cluster_configs
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
 from lb_pipeline.simulation.history import NO_LOAD_REPORT, build_history
+from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, epoch_ms, leader_averages
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
@@ -116,30 +117,46 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
                                    + ([{**check, "notes": f"{NOT_SIMULATED}{exc}"}] if slot == 0 else [])))
     model_rows = pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS]
     model = LoadModel.from_table(model_rows, history.brokers)
+    averages, written = _leader_rows(pdf)
+    leader = leader_averages(history, averages, _events(pdf), written)
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     topics = pdf[pdf["kind"] == "topic"]
     profiles = TopicProfiles(history, topics)
-    out = [pd.DataFrame([{**check, **_validation(history, model_rows, config, policies, topics, pdf, day)}])] \
+    out = [pd.DataFrame([{**check, **_validation(history, model_rows, config, policies, topics, pdf, day, leader)}])] \
         if slot == 0 else []  # the first slot of each cluster also scores the closed loop against the leader's log
     for run, k in zip(runs, keys):
         with collector_paused():
             result = simulate(history, model, config, run["strategy"], run["params"], int(run["seed"]), policies,
-                              profiles=profiles, ran=configs, residuals=True)
+                              profiles=profiles, ran=configs, residuals=True, leader=leader)
         totals = {_TOTALS.get(name, name): v for name, v in result.summary.items()}
         out += [result.timeseries.assign(**k, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True)),
                 pd.DataFrame([{**k, "kind": "run", **totals, "notes": "; ".join(result.notes)}])]
     return _frame(pd.concat(out, ignore_index=True))
 
 
-def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame, day: str) -> dict:
-    """The columns of a cluster's validation row (``real_validation.score``); a failure is the row's note."""
+def _events(pdf: pd.DataFrame) -> list[dict] | None:
+    """The leader's logged events of the cluster (``bronze/lb_events``); None where no log was collected."""
     events = pdf[pdf["kind"] == "event"]
-    rows = None if events.empty else [
+    return None if events.empty else [
         {"kind": e.event, "event_ts": e.event_ts, "bundle": e.bundle, "from_broker": e.from_broker,
          "to_broker": e.to_broker} for e in events.itertuples(index=False)]
+
+
+def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
+    """The leader's stored ``BundleData`` rows of the cluster and, per snapshot (epoch ms), when it wrote them."""
+    averages = pdf.loc[pdf["kind"] == "average", list(AVERAGE_COLUMNS)]
+    shots = pdf.loc[(pdf["kind"] == "written") & pdf["bundle_data_written_ms"].notna(),
+                    ["snapshot_ts", "bundle_data_written_ms"]]
+    ms = epoch_ms(shots["snapshot_ts"])
+    return averages, dict(zip(ms.tolist(), shots["bundle_data_written_ms"].astype("int64").tolist()))
+
+
+def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame, day: str, leader) -> dict:
+    """The columns of a cluster's validation row (``real_validation.score``); a failure is the row's note."""
+    rows = _events(pdf)
     try:
         with collector_paused():
-            r = score(history, model_rows, config, policies, topics, rows, day)
+            r = score(history, model_rows, config, policies, topics, rows, day, leader=leader)
     except (ValueError, KeyError, IndexError) as exc:
         return {"notes": f"not validated: {exc}"}
     finally:
@@ -176,12 +193,15 @@ def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: 
 
 def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,
                   config: PulsarConfig | ClusterConfigs, runs: Runs, topic_stats: DataFrame | None = None,
-                  events: DataFrame | None = None) -> DataFrame:
+                  events: DataFrame | None = None, bundle_data: DataFrame | None = None,
+                  snapshots: DataFrame | None = None) -> DataFrame:
     """Every run on every cluster's history, under the cluster's own configuration: cycle rows (``kind = 'cycle'``)
     and one summary row each, and per cluster one ``validation`` row: the closed loop of the strategy it ran,
     scored against the unloads and splits its leader logged. ``runs``: the runs, or a function of a cluster's
     configuration that gives its runs (a sweep starts from the cluster's own values). ``topic_stats``: bronze topic
-    rows, for the simulated splits (``split_topic_rows``); ``events``: ``bronze/lb_events`` rows."""
+    rows, for the simulated splits (``split_topic_rows``); ``events``: ``bronze/lb_events`` rows; ``bundle_data`` and
+    ``snapshots``: ``bronze/bundle_data`` and ``bronze/snapshots``, the leader's stored averages and when it wrote
+    them (``simulation.leader_averages``)."""
     configs, cores = ClusterConfigs.of_any(config), spark.sparkContext.defaultParallelism
     plans = {}
     for cluster in (None, *configs):
@@ -200,8 +220,15 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     if topic_stats is not None:
         rows = rows.unionByName(split_topic_rows(bundle_reports, topic_stats, config, runs)
                                 .withColumn("kind", F.lit("topic")), allowMissingColumns=True)
-    if events is not None:  # the unloads and splits the leader logged, its cycles and elections: a few rows a cycle
-        kinds = ("unload", "split-done", "leader", *leader_cycle.CYCLE_KINDS)
+    if bundle_data is not None:  # the leader's stored BundleData: its averages where the simulation agrees with it
+        rows = rows.unionByName(bundle_data.select("cluster", "snapshot_date", *AVERAGE_COLUMNS)
+                                .withColumn("kind", F.lit("average")), allowMissingColumns=True)
+    if snapshots is not None and "bundle_data_written_ms" in snapshots.columns:
+        rows = rows.unionByName(snapshots.select("cluster", "snapshot_ts", "snapshot_date", "bundle_data_written_ms")
+                                .withColumn("kind", F.lit("written")), allowMissingColumns=True)
+    if events is not None:  # the unloads and splits the leader logged, its cycles and elections, the brokers' report
+        # writes (the leader's sampling cadence where no stored BundleData shows it): a few rows a cycle
+        kinds = ("unload", "split-done", "leader", "report-written", *leader_cycle.CYCLE_KINDS)
         rows = rows.unionByName(events.where(F.col("kind").isin(*sorted(set(kinds))))
                                 .select("cluster", "snapshot_date", "event_ts", F.col("kind").alias("event"), "bundle",
                                         "from_broker", "to_broker").withColumn("kind", F.lit("event")),
@@ -297,3 +324,21 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
              for r in snapshots.where(snapshots["cluster"] == chosen).select("snapshot_ts").orderBy("snapshot_ts").collect()
              if pd.Timestamp(r["snapshot_ts"]) not in reported] + configs.notes(chosen)
     return chosen, brokers, bundle_rows.toPandas(), config, notes, policies, topics, configs
+
+
+def lake_leader(spark, lake, day: str, cluster: str) -> tuple[pd.DataFrame, list[dict] | None, dict[int, int]]:
+    """What ``simulation.landing.read_leader`` reads from a landing, from the lake's bronze tables: the leader's
+    stored ``BundleData`` rows of ``cluster``, the brokers' logged events (None without any) and when each
+    snapshot's averages were written. A table the lake does not hold counts as not collected."""
+    def rows(table: str, *columns: str) -> pd.DataFrame:
+        if not lake.exists(spark, "bronze", table):
+            return pd.DataFrame(columns=list(columns))
+        df = lake.read(spark, "bronze", table, day)
+        return df.where(df["cluster"] == cluster).select(*columns).toPandas()
+
+    averages = rows("bundle_data", *AVERAGE_COLUMNS)
+    events = rows("lb_events", "kind", "event_ts")
+    shots = rows("snapshots", "snapshot_ts", "bundle_data_written_ms").dropna()
+    ms = epoch_ms(shots["snapshot_ts"])
+    return (averages, None if events.empty else events.to_dict("records"),
+            dict(zip(ms.tolist(), shots["bundle_data_written_ms"].astype("int64").tolist())))

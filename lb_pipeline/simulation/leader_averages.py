@@ -1,0 +1,121 @@
+"""The modular leader's per-bundle averages where a history starts, and how often the leader samples them.
+
+The leader updates every bundle's ``BundleData`` (``TimeAverageMessageData``: a running mean of 10 samples short
+term, 1000 long term) each time any broker rewrites its load report (``handleDataNotification`` → ``updateAll``), not
+once a minute: the recorded real runs grew ``numSamples`` by 5-12 a minute. And the averages have a past: when a
+history starts the leader already holds them, built from the traffic before it. A simulation that starts every
+bundle afresh at the first snapshot, one sample a minute, splits a bundle whose traffic has just risen (its
+long-term mean is the new rate at once) and keeps a ten-minute short-term window where the leader's spans one or two.
+
+Both come from the ``BundleData`` the leader stores in the metadata store (``lb/bundle-data``, ``collect
+--metadata-store``; ``bronze/bundle_data``):
+
+* ``seed``: the stored averages and sample counts at the first snapshot, per bundle present there;
+* ``per_minute``: how fast ``numSamples`` grew between snapshots (per pair of snapshots the median over the bundles
+  stored at both, whose long window is not full yet; summed over the pairs, divided by their minutes), else the
+  brokers' logged report writes a minute (every broker's ``Writing local data`` line), else one a minute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from lb_pipeline.algorithms.time_average import LONG_SAMPLES, SHORT_SAMPLES, update_many
+
+FIELDS = ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")  # History.TRAFFIC order
+WINDOWS = {"short": SHORT_SAMPLES, "long": LONG_SAMPLES}
+COLUMNS = ("bundle", "snapshot_ts", *(f"{w}_{c}" for w in WINDOWS for c in ("num_samples", *FIELDS)))
+DEFAULT_PER_MINUTE = 1.0
+
+
+@dataclass(frozen=True)
+class LeaderAverages:
+    stored: np.ndarray  # (S, N) bool: the snapshots' BundleData per bundle (History.bundles order)
+    samples: dict[int, np.ndarray]  # window (10, 1000) → (S, N) numSamples at each snapshot's time
+    values: dict[int, np.ndarray]  # window → (S, N, 4) averages at each snapshot's time, FIELDS order
+    per_minute: float  # the leader's samples of every bundle a minute
+    source: str  # where ``per_minute`` comes from, for the notes
+
+    def note(self) -> str:
+        held = int(self.stored.any(0).sum())
+        start = (f"each snapshot's stored BundleData ({held} bundle(s)) sets the leader's averages of the bundles the "
+                 "simulation has where Pulsar had them" if held else "no snapshot holds the leader's BundleData "
+                 "(collect --metadata-store): every bundle's averages start from Pulsar's default")
+        return f"{start}; the leader samples every bundle {self.per_minute:.1f} times a minute ({self.source})"
+
+
+def epoch_ms(times: pd.Series) -> pd.Series:
+    """Epoch milliseconds of timestamps (naive ones are UTC, as Spark's session time zone gives them)."""
+    return (pd.to_datetime(times, utc=True) - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(milliseconds=1)
+
+
+def report_writes_per_minute(events: list[dict], start: int, end: int) -> float | None:
+    """Every broker's logged report writes (``bronze/lb_events`` rows of kind ``report-written``) a minute over
+    ``start``..``end`` (epoch ms); None without any (no log, or a log without them)."""
+    ms = (int(pd.Timestamp(r["event_ts"]).timestamp() * 1000) for r in events if r["kind"] == "report-written")
+    writes = sum(1 for t in ms if start <= t <= end)
+    return writes / ((end - start) / 60_000) if writes and end > start else None
+
+
+def samples_per_minute(rows: pd.DataFrame) -> float | None:
+    """How fast the stored long-term ``numSamples`` grew (module docstring); None when no pair of snapshots shows it."""
+    if rows.empty:
+        return None
+    n = rows.pivot_table(index="snapshot_ts", columns="bundle", values="long_num_samples", aggfunc="max").sort_index()
+    if len(n) < 2:
+        return None
+    grown, minutes = 0.0, 0.0
+    times = n.index.to_list()
+    for k in range(1, len(times)):
+        before, now = n.iloc[k - 1], n.iloc[k]
+        ok = before.notna() & now.notna() & (now >= before) & (now < LONG_SAMPLES)
+        if not ok.any():
+            continue
+        grown += float(np.median((now[ok] - before[ok]).to_numpy()))
+        minutes += (pd.Timestamp(times[k]) - pd.Timestamp(times[k - 1])).total_seconds() / 60.0
+    return grown / minutes if minutes > 0 and grown > 0 else None
+
+
+def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | None = None,
+                    written: dict[int, int] | None = None) -> LeaderAverages:
+    """``rows``: ``bronze/bundle_data`` rows (``COLUMNS``) of the history's snapshots, None or empty where none were
+    collected; ``events``: the brokers' logged events (``bronze/lb_events`` rows), if collected;
+    ``written``: snapshot time → when the leader wrote the ``BundleData`` it holds (epoch ms): the samples it took
+    between then and the snapshot are taken again, of the snapshot's traffic, as ``transforms.time_averages`` does."""
+    S, N = len(history.times), len(history.bundles)
+    stored = np.zeros((S, N), bool)
+    samples = {w: np.zeros((S, N), np.int64) for w in WINDOWS.values()}
+    values = {w: np.zeros((S, N, len(FIELDS))) for w in WINDOWS.values()}
+    rows = pd.DataFrame(columns=list(COLUMNS)) if rows is None else rows
+    rate = samples_per_minute(rows)
+    source = "the growth of its stored numSamples"
+    logged_per_minute = report_writes_per_minute(events or [], int(history.times[0]), int(history.times[-1]))
+    if rate is None:
+        rate, source = ((logged_per_minute, "the brokers' logged report writes") if logged_per_minute
+                        else (DEFAULT_PER_MINUTE, "one a minute: neither stored BundleData nor broker logs show it"))
+    if not rows.empty:
+        times = {int(t): s for s, t in enumerate(history.times.tolist())}
+        index = {b: k for k, b in enumerate(history.bundles)}
+        ms = epoch_ms(rows["snapshot_ts"]).map(times)
+        k = rows["bundle"].map(index)
+        keep = (ms.notna() & k.notna()).to_numpy()
+        s_at, k_at = ms[keep].astype(int).to_numpy(), k[keep].astype(int).to_numpy()
+        keep_present = history.present[s_at, k_at]
+        s_at, k_at = s_at[keep_present], k_at[keep_present]
+        picked = rows[keep][keep_present]
+        stored[s_at, k_at] = True
+        for name, w in WINDOWS.items():
+            samples[w][s_at, k_at] = picked[f"{name}_num_samples"].astype("int64").to_numpy()
+            values[w][s_at, k_at] = picked[[f"{name}_{f}" for f in FIELDS]].astype(float).to_numpy()
+        for s, t in enumerate(history.times.tolist()):
+            at = (written or {}).get(int(t))
+            if at is None or not stored[s].any():
+                continue
+            stale = np.where(stored[s], max(0, round((int(t) - at) / 60_000 * rate)), 0)[:, None]
+            for w in WINDOWS.values():
+                n, values[w][s] = update_many(samples[w][s][:, None], values[w][s], history.traffic[s], stale, w)
+                samples[w][s] = n[:, 0]
+    return LeaderAverages(stored, samples, values, float(rate), source)
