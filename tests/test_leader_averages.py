@@ -76,10 +76,10 @@ def test_a_bundle_where_pulsar_had_it_takes_the_leaders_averages_one_placed_else
     sim.step(steps[0][0])
     sim.owner[1] = 0  # the simulation has bundle 1 on broker 0; Pulsar had it on broker 1
     sim.step(steps[1][0])  # at the second snapshot
-    short, long_ = sim.avg[ta.SHORT_SAMPLES], sim.avg[ta.LONG_SAMPLES]
+    short, long_ = sim.averages.avg[ta.SHORT_SAMPLES], sim.averages.avg[ta.LONG_SAMPLES]
     assert short[0] == pytest.approx([3.0] * 4) and long_[0] == pytest.approx([3.0] * 4)
-    assert sim.n[ta.LONG_SAMPLES][0] == 37
-    assert short[1] == pytest.approx(h.traffic[1][1]) and sim.n[ta.LONG_SAMPLES][1] == 2  # its own: two samples
+    assert sim.averages.n[ta.LONG_SAMPLES][0] == 37
+    assert short[1] == pytest.approx(h.traffic[1][1]) and sim.averages.n[ta.LONG_SAMPLES][1] == 2  # its own: two samples
 
 
 def _validated(run: str, monkeypatch=None, plain: bool = False) -> dict:

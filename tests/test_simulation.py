@@ -248,9 +248,9 @@ def test_a_bundle_moved_between_snapshots_starts_its_averages_again_from_its_nex
         if cycle.snapshot == 2:
             break
     moved, stayed = (h.bundles.index(n) for n in names)
-    long_term = sim.avg[ta.LONG_SAMPLES]
-    assert sim.n[ta.LONG_SAMPLES][moved] == 1 and long_term[moved][0] == pytest.approx(400.0)
-    assert sim.n[ta.LONG_SAMPLES][stayed] == 3 and long_term[stayed][0] < 400.0  # 10, 10, then 400
+    long_term = sim.averages.avg[ta.LONG_SAMPLES]
+    assert sim.averages.n[ta.LONG_SAMPLES][moved] == 1 and long_term[moved][0] == pytest.approx(400.0)
+    assert sim.averages.n[ta.LONG_SAMPLES][stayed] == 3 and long_term[stayed][0] < 400.0  # 10, 10, then 400
 
 
 def test_a_snapshot_without_a_cycle_of_its_own_still_brings_its_imposed_moves():

@@ -7,7 +7,8 @@ Each cycle (one per ``loadBalancerSheddingIntervalMinutes``):
    bundle that appears in the recorded history (split there) starts on the simulated owner of the bundle whose
    range held it, and a bundle that disappears is dropped;
 2. every bundle carries its traffic (interpolated between snapshots) to its simulated owner; each broker's usage
-   comes from the load model; the leader's short/long-term bundle averages take one sample (``TimeAverageMessageData``);
+   comes from the load model; the leader's short/long-term bundle averages take the samples the leader takes
+   meanwhile (``bundle_averages``: its cadence and, where a snapshot holds them, its own averages);
 3. the balancer runs on the ``LoadData`` that results, and its unloads move bundles before the next cycle;
 4. the split trigger of the balancer's load manager picks bundles and the configured algorithm cuts them
    (``splitting``; children carry their share of the traffic, ``bundle_set``), unloaded and placed when Pulsar
@@ -24,11 +25,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lb_pipeline.algorithms import time_average as ta
+from lb_pipeline.algorithms.time_average import LONG_SAMPLES, SHORT_SAMPLES
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights, percent_usage_array
 from lb_pipeline.simulation.balancers import Balancer
+from lb_pipeline.simulation.bundle_averages import BundleAverages
 from lb_pipeline.simulation.broker_view import pinned_by_one_topic, reported_brokers
 from lb_pipeline.simulation.bundle_set import BundleSet, TopicProfiles
 from lb_pipeline.simulation.history import History
@@ -40,7 +42,6 @@ from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.residuals import recorded_residuals
 from lb_pipeline.simulation.splitting import Splits
 
-SEED = np.array([ta.DEFAULT_SEED[f] for f in ta.FIELDS])
 
 
 @dataclass
@@ -99,12 +100,10 @@ class Simulation:
         self.weights = Weights.from_config(self.config)
         self.bundles = BundleSet(h, self.profiles)
         self.owner = np.full(len(h.bundles), -1, np.int64)
-        self.n = {w: np.zeros(len(h.bundles), np.int64) for w in (ta.SHORT_SAMPLES, ta.LONG_SAMPLES)}
-        self.avg = {w: np.tile(SEED, (len(h.bundles), 1)) for w in (ta.SHORT_SAMPLES, ta.LONG_SAMPLES)}
-        self.samples_per_minute = self.leader.per_minute if self.leader is not None else 1.0
+        self.averages = BundleAverages(len(h.bundles), self.leader)  # the leader's BundleData of every bundle
         self.snapshot = -1
         self._restarting: set[str] = set()
-        self.samples_per_cycle = self._samples(cycle_minutes(self.config))
+        self.samples_per_cycle = self.averages.samples(cycle_minutes(self.config))
         self.bundle_index = self.bundles.index
         self._next_split: int | None = None  # when the extensible brokers' SplitScheduler checks next (ms)
         self._residual = recorded_residuals(h, self.model) if self.residuals else None
@@ -115,14 +114,10 @@ class Simulation:
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
         cycles = self.cycles()
         for k, (t, minutes) in enumerate(cycles):
-            self.samples_per_cycle = self._samples(minutes)
+            self.samples_per_cycle = self.averages.samples(minutes)
             yield self.step(t)
             if progress:
                 progress(k + 1, len(cycles))
-
-    def _samples(self, minutes: float) -> int:
-        """The leader's samples of every bundle in ``minutes`` (one per report write of any broker), one at least."""
-        return max(1, round(minutes * self.samples_per_minute))
 
     def cycles(self) -> list[tuple[int, int]]:
         """(time, minutes since the cycle before) of every cycle. Under ``config_at`` the cadence follows each
@@ -172,9 +167,10 @@ class Simulation:
         recorded = h.traffic_at(int(h.times[i]) if held else t)
         traffic = np.where(bs.present(i)[:, None], bs.traffic(recorded), 0.0)
         samples = np.full(bs.size, self.samples_per_cycle, np.int64)
-        if new_snapshot and self.leader is not None:  # from the leader's own averages at the snapshot, if it holds them
-            samples[self._anchor(i)] = max(0, round((t - int(h.times[i])) / 60_000 * self.samples_per_minute))
-        self._sample(bs.present(i), traffic, samples)
+        if new_snapshot:  # from the leader's own averages at the snapshot, where it holds them
+            samples[self.averages.anchor(i, self.owner, h.owner[i])] = self.averages.samples(
+                (t - int(h.times[i])) / 60_000, at_least=0)
+        self.averages.sample(bs.present(i), traffic, samples)
         state = self.policies.state(live, t)
         load = self._load(i, traffic, live_idx)
         view = {"snapshot": i, "new_snapshot": new_snapshot, "bundle_index": self.bundle_index}
@@ -245,7 +241,7 @@ class Simulation:
         and placed when ``loadBalancerAutoUnloadSplitBundlesEnabled`` asks for it (modular load manager); the next
         cycle samples them before any shedding reads them. ``load``: None when shedding moved bundles since."""
         h, bs = self.history, self.bundles
-        mask = self.splits.candidates(bs, i, traffic, self.avg[ta.LONG_SAMPLES])
+        mask = self.splits.candidates(bs, i, traffic, self.averages.avg[LONG_SAMPLES])
         if mask is None:
             return []
         if load is None:
@@ -257,8 +253,7 @@ class Simulation:
             if not kids:
                 continue
             self._grow(bs.size)
-            for w in self.avg:  # Pulsar drops the parent's BundleData; the children start from the defaults
-                self.n[w][kids], self.avg[w][kids] = 0, SEED
+            self.averages.start_afresh(kids)  # Pulsar drops the parent's BundleData; the children start afresh
             self.owner[kids], self.owner[c.bundle] = owner, -1
             children += kids
             done.append({"bundle": parent, "broker": c.broker, "children": [bs.names[k] for k in kids],
@@ -277,9 +272,7 @@ class Simulation:
         extra = size - len(self.owner)
         if extra > 0:
             self.owner = np.append(self.owner, np.full(extra, -1, np.int64))
-            for w in self.avg:
-                self.n[w] = np.append(self.n[w], np.zeros(extra, np.int64))
-                self.avg[w] = np.vstack([self.avg[w], np.tile(SEED, (extra, 1))])
+            self.averages.grow(size)
 
     def _enter_snapshot(self, i: int) -> None:
         h, bs = self.history, self.bundles
@@ -293,50 +286,20 @@ class Simulation:
             inherit_owners(bs.names, before, bs.present(i), self.owner, recorded_owner)
             restarted = h.live[prev] & h.live[i] & (h.start[prev] != h.start[i])
             self._restarting = {h.brokers[b] for b in np.flatnonzero(restarted)}
-            appeared = bs.present(i) & ~before
-            for w in self.avg:
-                self.n[w][appeared] = 0
-                self.avg[w][appeared] = SEED
+            self.averages.start_afresh(bs.present(i) & ~before)
             for n, b in h.imposed.get(i, ()):  # a move the load manager did not make happened in the history too
                 if bs.present(i)[n] and h.live[i][b]:
                     self.owner[n] = b
-                    self._forget(n)
+                    self.averages.forget(n)  # moved: its averages start again from its next sample
         self.snapshot = i
 
     def _move(self, i: int, n: int, src: int, dst: int, reason: str, kind: str, swap: bool = False) -> dict:
         h = self.history
         self.owner[n] = dst
-        self._forget(n)
+        self.averages.forget(n)
         return {"bundle": self.bundles.names[n], "source": h.brokers[src] if src >= 0 else None,
                 "destination": h.brokers[dst], "reason": reason, "kind": kind,
                 "clients": int(self.bundles.clients(i)[n].sum()), "swap": swap}
-
-    def _anchor(self, i: int) -> np.ndarray:
-        """The bundles whose averages are set to the leader's at snapshot ``i`` (``leader_averages``): those it holds
-        the BundleData of, where the simulation has them on the broker the snapshot shows. A bundle the simulation
-        placed elsewhere keeps averages of its own (its leader dropped and restarted them at its own moves); one it
-        moved where Pulsar did takes Pulsar's, whose first samples after the move carry what the simulation cannot see
-        (the clients' catch-up after their reconnection)."""
-        h, N = self.history, len(self.history.bundles)
-        mask = np.zeros(self.bundles.size, bool)
-        mask[:N] = self.leader.stored[i] & (self.owner[:N] == h.owner[i])
-        for w in self.n:
-            self.n[w][mask] = self.leader.samples[w][i][mask[:N]]
-            self.avg[w][mask] = self.leader.values[w][i][mask[:N]]
-        return mask
-
-    def _forget(self, n: int) -> None:
-        """A moved bundle's averages start again from its next sample: between its unload and its new owner's first
-        report no broker lists it, and the leader drops its ``BundleData`` and deletes the stored copy
-        (``ModularLoadManagerImpl.updateBundleData``); the next report's stats are its first sample."""
-        for w in self.n:
-            self.n[w][n] = 0
-
-    def _sample(self, present: np.ndarray, traffic: np.ndarray, samples: int | np.ndarray) -> None:
-        k = present.astype(np.int64) * samples
-        for w in self.avg:  # the four fields at once: the same arithmetic per element as one field at a time
-            n, self.avg[w] = ta.update_many(self.n[w][:, None], self.avg[w], traffic, k[:, None], w)
-            self.n[w] = n[:, 0]
 
     def _broker_traffic(self, traffic: np.ndarray) -> np.ndarray:
         """(B, 4) traffic per broker (bundles without a live owner count nowhere)."""
@@ -372,7 +335,7 @@ class Simulation:
             usage, bt = reported_brokers(self._written, usage, bt, owned, live_idx, self.weighted_max(usage, h.limits[i]),
                                          self._now, self.config)
         return leader_load(h, i, live_idx, self.owner, traffic, bt, usage,
-                           (self.avg[ta.SHORT_SAMPLES], self.avg[ta.LONG_SAMPLES]),
-                           (self.n[ta.SHORT_SAMPLES], self.n[ta.LONG_SAMPLES]), bs.orders,
+                           (self.averages.avg[SHORT_SAMPLES], self.averages.avg[LONG_SAMPLES]),
+                           (self.averages.n[SHORT_SAMPLES], self.averages.n[LONG_SAMPLES]), bs.orders,
                            (bs.present(i), bs.clients(i), bs.topics(i)))
 
