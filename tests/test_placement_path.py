@@ -168,3 +168,15 @@ def test_prefer_later_versions_and_the_load_manager_class_filter():
     assert placement.select("t/n/0x0_0x1", load, CONFIG.overridden(preferLaterVersions=True), state) == "new:8080"
     load.brokers["old:8080"]["brokerVersionString"] = "not a version"  # the filter fails: back to all candidates
     assert placement.select("t/n/0x0_0x1", load, CONFIG.overridden(preferLaterVersions=True), state) == "ext:8080"
+
+
+def test_a_broker_whose_report_names_no_load_manager_class_is_not_a_candidate_as_in_pulsar():
+    """During a rolling upgrade a broker older than the field writes its report without ``loadManagerClassName``:
+    Pulsar's ``BrokerLoadManagerClassFilter`` compares null with the configured class and removes it, however idle
+    (LeastLongTermMessageRate would pick it); with no broker left, the whole set is back."""
+    load = cluster({"new:8080": 10, "old:8080": 10}, rates={"new:8080": 1000.0, "old:8080": 10.0})
+    del load.brokers["old:8080"]["loadManagerClassName"]
+    placement, state = ModularPlacement(LeastLongTermMessageRate(rng=random.Random(1))), ClusterState(list(load.brokers))
+    assert placement.select("t/n/0x0_0x1", load, CONFIG, state) == "new:8080"
+    del load.brokers["new:8080"]["loadManagerClassName"]  # no broker names the class: the filter leaves none
+    assert placement.select("t/n/0x0_0x1", load, CONFIG, state) == "old:8080"

@@ -8,13 +8,15 @@ from lb_pipeline.algorithms.shedding.driver import ModularShedding
 from lb_pipeline.algorithms.shedding.overload_shedder import OverloadShedder
 from lb_pipeline.algorithms.shedding.threshold_shedder import ThresholdShedder
 from lb_pipeline.algorithms.shedding.uniform_load_shedder import UniformLoadShedder
-from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.config import MODULAR_LOAD_MANAGER, PulsarConfig
 from lb_pipeline.model.java_values import int_cast
 
 
 def broker(cpu_pct, bundles=(), rate=0.0, throughput=0.0):
-    """A LocalBrokerData whose weighted max is ``cpu_pct`` (CPU limit 100) owning ``bundles``."""
-    return {"cpu": {"usage": float(cpu_pct), "limit": 100.0}, "memory": {"usage": 0.0, "limit": 100.0},
+    """A LocalBrokerData whose weighted max is ``cpu_pct`` (CPU limit 100) owning ``bundles``, written by a broker
+    running the modular load manager (whose class name every report since Pulsar 2.10 carries)."""
+    return {"loadManagerClassName": MODULAR_LOAD_MANAGER,
+            "cpu": {"usage": float(cpu_pct), "limit": 100.0}, "memory": {"usage": 0.0, "limit": 100.0},
             "directMemory": {"usage": 0.0, "limit": 100.0}, "bandwidthIn": {"usage": 0.0, "limit": 100.0},
             "bandwidthOut": {"usage": 0.0, "limit": 100.0}, "msgRateIn": rate, "msgRateOut": 0.0,
             "msgThroughputIn": throughput, "msgThroughputOut": 0.0, "bundles": list(bundles),

@@ -266,11 +266,16 @@ def default_bundle_data() -> dict:
 
 
 def _broker_filters(cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
-    """``BrokerLoadManagerClassFilter`` (a report without a class name is taken to run the configured one), then
-    ``BrokerVersionFilter`` with ``preferLaterVersions``: only the newest version stays. Raises ValueError as the
-    version filter's ``BrokerFilterBadVersionException`` does; the caller then falls back to step 1's set."""
+    """``BrokerLoadManagerClassFilter``, then ``BrokerVersionFilter`` with ``preferLaterVersions``: only the newest
+    version stays. Raises ValueError as the version filter's ``BrokerFilterBadVersionException`` does; the caller
+    then falls back to step 1's set.
+
+    The class filter removes every broker of the ``LoadData`` whose report names another class than the configured
+    one, a report without a class name included (``Objects.equals(null, name)`` is false: a broker older than the
+    field, whose report Jackson wrote without it, during a rolling upgrade); a candidate the ``LoadData`` does not
+    hold stays (4.0.7 and 4.0.8 alike)."""
     wanted = config["loadManagerClassName"]
-    cands = [b for b in cands if (load.brokers.get(b) or {}).get("loadManagerClassName", wanted) == wanted]
+    cands = [b for b in cands if b not in load.brokers or (load.brokers[b] or {}).get("loadManagerClassName") == wanted]
     if not config.get_bool("preferLaterVersions"):
         return cands
     if not cands:
