@@ -114,3 +114,25 @@ def test_failure_domains_may_keep_a_broker_the_broker_count_alone_would_not():
     assert aa.placements_pulsar_would_not_make(before, after, groups, brokers, domains) == []
     (m,) = aa.placements_pulsar_would_not_make(before, after, groups, brokers)
     assert m.kept == ("b2", "b5")
+
+
+def test_group_names_compare_raw_as_pulsars_equals_ignore_case_and_blank_is_java_blank():
+    """Pulsar compares the raw names (``equalsIgnoreCase``, never trimmed) and counts a name as no group only when
+    ``StringUtils.isBlank``: ``" g "`` is a group of its own, apart from ``"g"``; a no-break space is a group (Java's
+    ``isWhitespace`` leaves it out), an em space is not; ``İ`` equals ``i`` (Java's one-character case mapping) and
+    ``ß`` is not ``SS``."""
+    from lb_pipeline.algorithms.shedding.common import LoadData
+    from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
+    from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate
+    from tests.test_shedders_modular import broker
+
+    ownership = {"t/a/0x0_0x1": "b1", "t/b/0x0_0x1": "b2", "t/c/0x0_0x1": "b3"}
+    groups = {"t/a": " g ", "t/b": " G ", "t/c": "g", "t/x": " g "}
+    assert aa.owned_counts_modular("t/x", ownership, groups) == {"b1": 1, "b2": 1}
+    assert aa.owned_counts_modular("t/x", ownership, {**groups, "t/x": "\u2003"}) is None
+    assert aa.owned_counts_modular("t/x", ownership, {**groups, "t/x": "\u00a0", "t/c": "\u00a0"}) == {"b3": 1}
+    assert aa.owned_counts_modular("t/x", ownership, {"t/a": "İ", "t/x": "i", "t/b": "ß", "t/c": "SS"}) == {"b1": 1}
+    # the placement path counts the same way: the bundle of t/x goes where no " g " namespace is
+    load = LoadData({b: broker(10, [bundle]) for bundle, b in ownership.items()}, {})
+    state = ClusterState(sorted(load.brokers), groups=groups)
+    assert ModularPlacement(LeastLongTermMessageRate()).anti_affinity_counts("t/x", load, state) == {"b1": 1, "b2": 1}

@@ -7,7 +7,8 @@ Reproduces ``impl/LoadManagerShared`` (``getAntiAffinityNamespaceOwnedBrokers``,
 * modular: per broker, the number of **namespaces** of the group it owns at least one bundle of;
 * extensible: per broker, the number of **bundles** (Owned, with a destination) whose namespace is in the group.
 
-Group names compare case-insensitively; brokers outside every failure domain belong to ``"default"``.
+Group names compare as Pulsar compares them, raw, with ``equalsIgnoreCase``; a blank one (``StringUtils.isBlank``) is no
+group (``model.java_strings``). Brokers outside every failure domain belong to ``"default"``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from lb_pipeline.model.java_strings import ignore_case_key, is_blank
+
 DEFAULT_DOMAIN = "default"
 
 
 def _group_of(namespace: str, groups: Mapping[str, str | None]) -> str | None:
+    """The namespace's group as Pulsar compares it (``java_strings``): None when blank, else a key equal for two
+    names ``equalsIgnoreCase`` holds for."""
     g = groups.get(namespace)
-    return g.lower() if g else None
+    return None if is_blank(g) else ignore_case_key(g)
 
 
 def owned_counts_modular(target_ns: str, ownership: Mapping[str, str], groups: Mapping[str, str | None]) -> dict[str, int] | None:
@@ -103,9 +108,9 @@ def audit(ownership: Mapping[str, str], groups: Mapping[str, str | None], broker
     one namespace of the group while another broker (domain) holds fewer."""
     brokers = sorted(brokers)
     by_group: dict[str, set[str]] = defaultdict(set)
-    for ns, g in groups.items():
-        if g:
-            by_group[g.lower()].add(ns)
+    for ns in groups:
+        if (g := _group_of(ns, groups)) is not None:
+            by_group[g].add(ns)
     findings = []
     for group, namespaces in sorted(by_group.items()):
         per_broker: dict[str, set[str]] = {b: set() for b in brokers}

@@ -32,6 +32,7 @@ from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.avg_shedder import AvgShedder
 from lb_pipeline.algorithms.shedding.common import LoadData, weights_of
 from lb_pipeline.algorithms.shedding.frame import DEFAULT_RATE, DEFAULT_THROUGHPUT, SYSTEM_NAMESPACE, namespace_of
+from lb_pipeline.model.java_strings import ignore_case_key, is_blank
 from lb_pipeline.model import regex
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.javahash import JavaHashMap
@@ -150,10 +151,11 @@ class ModularPlacement:
 
     def anti_affinity_counts(self, ns: str, load: LoadData, state: ClusterState) -> dict[str, int] | None:
         """``getAntiAffinityNamespaceOwnedBrokers``: per broker, namespaces of the group it holds (None: no group)."""
-        group = (state.groups.get(ns) or "").strip()
-        if not group:
+        group = state.groups.get(ns)
+        if is_blank(group):  # StringUtils.isNotBlank, then equalsIgnoreCase on the raw names (java_strings)
             return None
-        members = [other for other, g in state.groups.items() if (g or "").lower() == group.lower()]
+        key = ignore_case_key(group)
+        members = [other for other, g in state.groups.items() if not is_blank(g) and ignore_case_key(g) == key]
         counts: dict[str, int] = {}
         for broker, by_ns in self.ranges(load).items():  # the group's namespaces, not every one a broker holds
             n = sum(1 for other in members if by_ns.get(other))
