@@ -143,8 +143,12 @@ def _events(pdf: pd.DataFrame) -> list[dict] | None:
 
 
 def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
-    """The leader's stored ``BundleData`` rows of the cluster and, per snapshot (epoch ms), when it wrote them."""
-    averages = pdf.loc[pdf["kind"] == "average", list(AVERAGE_COLUMNS)]
+    """The leader's stored ``BundleData`` rows of the cluster and, per snapshot (epoch ms), when it wrote them (none
+    where ``simulate_runs`` was given neither)."""
+    averages = (pdf.loc[pdf["kind"] == "average", list(AVERAGE_COLUMNS)] if set(AVERAGE_COLUMNS) <= set(pdf.columns)
+                else pd.DataFrame(columns=list(AVERAGE_COLUMNS)))
+    if "bundle_data_written_ms" not in pdf.columns:
+        return averages, {}
     shots = pdf.loc[(pdf["kind"] == "written") & pdf["bundle_data_written_ms"].notna(),
                     ["snapshot_ts", "bundle_data_written_ms"]]
     ms = epoch_ms(shots["snapshot_ts"])
