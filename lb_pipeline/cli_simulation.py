@@ -27,7 +27,7 @@ def _simulate(args) -> int:
         from lb_pipeline.settings import lake_root_from_env
         from lb_pipeline.spark.lake import Lake
         from lb_pipeline.spark.session import get_session
-        from lb_pipeline.transforms.simulation import lake_history, lake_leader
+        from lb_pipeline.transforms.lake_history import lake_history, lake_leader
 
         lake = Lake(args.lake or lake_root_from_env())
         cluster, brokers, bundles, config, notes, policies, topics, ran = lake_history(

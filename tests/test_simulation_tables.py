@@ -121,7 +121,7 @@ def test_each_slot_gets_its_own_task_in_slot_order(spark, n):
 
 
 def test_simulate_from_the_lake_names_a_snapshot_without_load_reports(lake, spark):
-    from lb_pipeline.transforms.simulation import lake_history
+    from lb_pipeline.transforms.lake_history import lake_history
 
     times = sorted(r[0] for r in lake.read(spark, "bronze", "snapshots", DEMO_DAY).select("snapshot_ts").collect())
 

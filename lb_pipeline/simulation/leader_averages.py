@@ -10,7 +10,8 @@ long-term mean is the new rate at once) and keeps a ten-minute short-term window
 Both come from the ``BundleData`` the leader stores in the metadata store (``lb/bundle-data``, ``collect
 --metadata-store``; ``bronze/bundle_data``):
 
-* ``seed``: the stored averages and sample counts at the first snapshot, per bundle present there;
+* ``stored``/``samples``/``values``: the stored averages and sample counts at each snapshot that holds them, brought
+  from when the leader wrote them to the snapshot (``written``);
 * ``per_minute``: how fast ``numSamples`` grew between snapshots (per pair of snapshots the median over the bundles
   stored at both, whose long window is not full yet; summed over the pairs, divided by their minutes), else the
   brokers' logged report writes a minute (every broker's ``Writing local data`` line), else one a minute.
@@ -50,6 +51,13 @@ class LeaderAverages:
 def epoch_ms(times: pd.Series) -> pd.Series:
     """Epoch milliseconds of timestamps (naive ones are UTC, as Spark's session time zone gives them)."""
     return (pd.to_datetime(times, utc=True) - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(milliseconds=1)
+
+
+def written_at(shots: pd.DataFrame) -> dict[int, int]:
+    """Snapshot time → when the leader wrote the ``BundleData`` it holds (both epoch ms), from rows with
+    ``snapshot_ts`` and ``bundle_data_written_ms`` (``bronze/snapshots``); snapshots without it left out."""
+    shots = shots.dropna(subset=["bundle_data_written_ms"])
+    return dict(zip(epoch_ms(shots["snapshot_ts"]).tolist(), shots["bundle_data_written_ms"].astype("int64").tolist()))
 
 
 def report_writes_per_minute(events: list[dict], start: int, end: int) -> float | None:

@@ -19,17 +19,15 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
-from lb_pipeline.errors import LbError
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import BASELINES
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
-from lb_pipeline.transforms.config import cluster_configs
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
-from lb_pipeline.simulation.history import NO_LOAD_REPORT, build_history
-from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, epoch_ms, leader_averages
+from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, leader_averages, written_at
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
@@ -149,10 +147,7 @@ def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
                 else pd.DataFrame(columns=list(AVERAGE_COLUMNS)))
     if "bundle_data_written_ms" not in pdf.columns:
         return averages, {}
-    shots = pdf.loc[(pdf["kind"] == "written") & pdf["bundle_data_written_ms"].notna(),
-                    ["snapshot_ts", "bundle_data_written_ms"]]
-    ms = epoch_ms(shots["snapshot_ts"])
-    return averages, dict(zip(ms.tolist(), shots["bundle_data_written_ms"].astype("int64").tolist()))
+    return averages, written_at(pdf.loc[pdf["kind"] == "written"])
 
 
 def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame, day: str, leader) -> dict:
@@ -299,50 +294,3 @@ def runs_table(result: DataFrame) -> DataFrame:
     back = {v: k for k, v in _TOTALS.items()}
     return result.where(F.col("kind") == "run").select(*_names(RUN_KEYS),
                                                        *(F.col(c).alias(back.get(c, c)) for c in _names(SUMMARY)))
-
-
-def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None = None):
-    """What ``simulation.landing.read_history`` reads from a landing, from the lake's bronze tables: (cluster, broker
-    rows, bundle rows, the cluster's current configuration, notes, per-snapshot policies, topic rows of the bundles
-    that can split, what its leader ran over the day as ``ClusterConfigs``). Broker and bundle rows are collected; topic rows only of the bundles that can split."""
-    brokers = lake.read(spark, "bronze", "broker_reports", day).toPandas()
-    if brokers.empty:
-        raise LbError(f"{lake.root}: no broker reports on {day}")
-    clusters = sorted(brokers["cluster"].unique())
-    chosen = cluster or clusters[0]
-    if chosen not in clusters or (len(clusters) > 1 and not cluster):
-        raise LbError(f"choose a cluster with --cluster: {', '.join(clusters)}")
-    bundle_rows = lake.read(spark, "bronze", "bundle_reports", day)
-    bundle_rows = bundle_rows.where(bundle_rows["cluster"] == chosen)
-    snapshots = lake.read(spark, "bronze", "snapshots", day)
-    configs = cluster_configs(lake.read(spark, "bronze", "config", day), snapshots, profile,
-                              lake.read(spark, "bronze", "broker_reports", day))
-    config = configs.of(chosen)
-    rows = policy_rows(*(lake.read(spark, "bronze", t, day) for t in ("ownership", "namespaces", "config",
-                                                                      "failure_domains")))
-    policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == chosen).collect())
-    topics = split_topic_rows(bundle_rows, lake.read(spark, "bronze", "topic_stats", day), config, []).toPandas()
-    brokers = brokers[brokers["cluster"] == chosen]
-    reported = set(pd.to_datetime(brokers["snapshot_ts"]))
-    notes = [NO_LOAD_REPORT.format(f"{chosen} {pd.Timestamp(r['snapshot_ts']):%Y-%m-%dT%H:%M:%SZ}")
-             for r in snapshots.where(snapshots["cluster"] == chosen).select("snapshot_ts").orderBy("snapshot_ts").collect()
-             if pd.Timestamp(r["snapshot_ts"]) not in reported] + configs.notes(chosen)
-    return chosen, brokers, bundle_rows.toPandas(), config, notes, policies, topics, configs
-
-
-def lake_leader(spark, lake, day: str, cluster: str) -> tuple[pd.DataFrame, list[dict] | None, dict[int, int]]:
-    """What ``simulation.landing.read_leader`` reads from a landing, from the lake's bronze tables: the leader's
-    stored ``BundleData`` rows of ``cluster``, the brokers' logged events (None without any) and when each
-    snapshot's averages were written. A table the lake does not hold counts as not collected."""
-    def rows(table: str, *columns: str) -> pd.DataFrame:
-        if not lake.exists(spark, "bronze", table):
-            return pd.DataFrame(columns=list(columns))
-        df = lake.read(spark, "bronze", table, day)
-        return df.where(df["cluster"] == cluster).select(*columns).toPandas()
-
-    averages = rows("bundle_data", *AVERAGE_COLUMNS)
-    events = rows("lb_events", "kind", "event_ts")
-    shots = rows("snapshots", "snapshot_ts", "bundle_data_written_ms").dropna()
-    ms = epoch_ms(shots["snapshot_ts"])
-    return (averages, None if events.empty else events.to_dict("records"),
-            dict(zip(ms.tolist(), shots["bundle_data_written_ms"].astype("int64").tolist())))
