@@ -46,6 +46,15 @@ def demo_landing(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def fortnight_landing(tmp_path_factory) -> list[Path]:
+    """Fourteen generated demo days of four snapshots each (growth, weekends, incidents, brokers added and
+    removed): the generator's multi-day tests and the capacity forecast's backtest share it."""
+    from lb_pipeline.snapshots.generate import generate
+
+    return generate(tmp_path_factory.mktemp("fortnight"), "demo", seed=3, snapshots=4, days=14)
+
+
+@pytest.fixture(scope="session")
 def pipeline_run(spark, demo_landing, tmp_path_factory):
     """The whole asset graph materialized for the demo day with ``dg.materialize`` against a temporary lake."""
     import dagster as dg

@@ -154,8 +154,8 @@ def test_large_presets_have_the_documented_size(name, brokers, topics):
 
 
 @pytest.fixture(scope="module")
-def fortnight(tmp_path_factory) -> list[Path]:
-    return generate(tmp_path_factory.mktemp("days"), "demo", seed=3, snapshots=4, days=14)
+def fortnight(fortnight_landing) -> list[Path]:
+    return fortnight_landing
 
 
 def _day_totals(snapshots: list[Path]) -> dict[str, float]:

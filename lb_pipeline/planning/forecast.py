@@ -1,12 +1,19 @@
 """Forecast of one usage series: when does its daily peak cross Pulsar's overload threshold?
 
-The model is ordinary least squares on every sample of the look-back window:
-``usage = level + trend·day + hour-of-day effect (+ day-of-week effect)``. The daily cycle is always there in
-broker load; the weekly one only shows once two weeks are recorded, so it is fitted only then. A day's peak is the
-largest of its fitted hours; its uncertainty combines the residual spread with the trend's standard error (the
-further out, the wider). ``days_until`` says when the expected peak, and the 5 %/95 % bands, first reach the
-threshold (``loadBalancerBrokerOverloadedThresholdPercentage`` for brokers): the earliest date to plan for, the
-likely one and the latest.
+The series forecast is the one the question is about: the daily peaks (each day's highest sample). Their trend is
+Theil–Sen's (the median of the slopes between every two days, the level the median of what is left), so one day
+pinned by a single hot bundle or a traffic incident does not tilt it; from two weeks of history, weekend days get
+an offset of their own (the median of their residuals against the weekdays'). The 5 %/95 % band is Student's
+t on the residuals' robust spread (1.4826 × their median absolute deviation, and at least half their root mean
+square, so that rare large days are not explained away), widening with the distance from the days fitted; then
+the band is checked against the series' own past: from every earlier day on, the same fit on the days before it
+forecast the days after, and the band is widened until 90 % of those past outcomes fell inside it. A series whose
+peaks jump (a broker whose bundles the balancer moves) gets the wide band its history earned, not the narrow one
+of a smooth trend (``benchmarks/backtest_forecast.py`` scores the band on a 14-night history).
+
+``days_until`` says when the expected peak, and the 5 %/95 % bands, first reach the threshold
+(``loadBalancerBrokerOverloadedThresholdPercentage`` for brokers): the earliest date to plan for, the likely one
+and the latest.
 
 Fewer than ``MIN_DAYS`` days give no trend worth extrapolating: the result says "not enough history" rather than
 a number.
@@ -43,58 +50,113 @@ class Forecast:
     high: list[float] = field(default_factory=list)
 
 
-def _design(day, hour, dow, hours, dows):
-    cols = [np.ones_like(day, dtype=float), day.astype(float)]
-    cols += [(hour == h).astype(float) for h in hours[1:]]  # the first level is the baseline
-    if dow is not None:
-        cols += [(dow == d).astype(float) for d in dows[1:]]
-    return np.column_stack(cols)
+# Student's t, one-sided 95 %, by degrees of freedom (beyond the table: the normal's 1.645 and a 1/dof term)
+_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860, 9: 1.833, 10: 1.812,
+        12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697}
+COVERAGE = 0.90  # of the series' own past outcomes the band must have held (5 % to 95 %)
 
 
-def forecast(day: np.ndarray, hour: np.ndarray, dow: np.ndarray, value: np.ndarray, threshold: float,
-             horizon: int = HORIZON_DAYS) -> Forecast:
-    """``day``: whole days since the window's first (0, 1, …); ``hour`` the hour-of-day bucket of each sample;
-    ``dow`` its weekday (0 = Monday); ``value`` the usage, in the threshold's unit."""
-    day, hour, dow = np.asarray(day, int), np.asarray(hour, int), np.asarray(dow, int)
-    value = np.asarray(value, float)
+def t95(dof: int) -> float:
+    dof = max(1, int(dof))
+    known = [d for d in _T95 if d <= dof]
+    return _T95[max(known)] if dof <= 30 else 1.645 + 1.6 / dof
+
+
+@dataclass(frozen=True)
+class _Fit:
+    level: float
+    slope: float
+    weekend: float  # offset of Saturday and Sunday peaks
+    spread: float  # robust residual spread
+    n: int
+    mean_x: float
+    sxx: float
+
+    def at(self, x: np.ndarray, we: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(expected peak, half-width of the 5-95 % band) on days ``x`` (``we``: weekend or not)."""
+        expected = self.level + self.slope * x + self.weekend * we
+        half = t95(self.n - 2 - (self.weekend != 0.0)) * self.spread * np.sqrt(
+            1.0 + 1.0 / self.n + (x - self.mean_x) ** 2 / self.sxx)
+        return expected, half
+
+
+def _theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    i, j = np.triu_indices(len(x), 1)
+    slope = float(np.median((y[j] - y[i]) / (x[j] - x[i])))
+    return float(np.median(y - slope * x)), slope
+
+
+def _fit(x: np.ndarray, y: np.ndarray, we: np.ndarray, weekly: bool) -> _Fit:
+    level, slope = _theil_sen(x, y)
+    weekend = 0.0
+    if weekly:
+        res = y - level - slope * x
+        weekend = float(np.median(res[we]) - np.median(res[~we]))
+        level, slope = _theil_sen(x, y - weekend * we)
+    res = y - level - slope * x - weekend * we
+    rms = float(np.sqrt(res @ res / max(1, len(y) - 2)))
+    spread = max(1.4826 * float(np.median(np.abs(res - np.median(res)))), 0.5 * rms, 1e-6)
+    sxx = float(((x - x.mean()) ** 2).sum()) or 1.0
+    return _Fit(level, slope, weekend, spread, len(y), float(x.mean()), sxx)
+
+
+def _past_scores(x: np.ndarray, y: np.ndarray, we: np.ndarray) -> list[float]:
+    """The series' own past forecasts: every day from the ``MIN_DAYS``-th on forecast from the days before it, its
+    error in units of the band's half-width."""
+    scores = []
+    for o in range(MIN_DAYS, len(y)):
+        expected, half = _fit(x[:o], y[:o], we[:o], False).at(x[o:], we[o:])
+        scores += (np.abs(y[o:] - expected) / half).tolist()
+    return scores
+
+
+def _widening(scores: list[float]) -> float:
+    """How much to widen the band so that it would have held ``COVERAGE`` of the past outcomes ``scores`` (a
+    conformal quantile; never narrower than the t band)."""
+    n = len(scores)
+    if n < MIN_DAYS:
+        return 1.0
+    return max(1.0, float(np.quantile(scores, min(1.0, np.ceil((n + 1) * COVERAGE) / n))))
+
+
+def _peaks(day, dow, value) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(days, their peaks, weekend or not, samples) of the finite samples."""
+    day, dow, value = np.asarray(day, int), np.asarray(dow, int), np.asarray(value, float)
     ok = np.isfinite(value)
-    day, hour, dow, value = day[ok], hour[ok], dow[ok], value[ok]
-    if not len(value):
-        return Forecast("not enough history", "none", 0, 0, float("nan"), float("nan"))
+    day, dow, value = day[ok], dow[ok], value[ok]
     days = np.unique(day)
-    peaks = [float(value[day == d].max()) for d in days]
-    base = dict(history_days=len(days), samples=len(value), current_peak=peaks[-1],
-                p95_daily_peak=float(np.percentile(peaks, 95)), daily_peaks=peaks)
+    peaks = np.array([value[day == d].max() for d in days])
+    we = np.array([dow[day == d][0] >= 5 for d in days], dtype=bool)
+    return days, peaks, we, len(value)
+
+
+def forecast(day: np.ndarray, dow: np.ndarray, value: np.ndarray, threshold: float,
+             horizon: int = HORIZON_DAYS) -> Forecast:
+    """``day``: whole days since the window's first (0, 1, …) of each sample; ``dow`` its weekday (0 = Monday);
+    ``value`` the usage, in the threshold's unit."""
+    days, peaks, we, samples = _peaks(day, dow, value)
+    if not samples:
+        return Forecast("not enough history", "none", 0, 0, float("nan"), float("nan"))
+    base = dict(history_days=len(days), samples=samples, current_peak=float(peaks[-1]),
+                p95_daily_peak=float(np.percentile(peaks, 95)), daily_peaks=peaks.tolist())
     if len(days) < MIN_DAYS:
         return Forecast("not enough history", f"needs {MIN_DAYS} days", **base)
-    hours = np.unique(hour)
-    weekly = len(days) >= WEEKLY_MIN_DAYS and len(np.unique(dow)) > 1
-    dows = np.unique(dow) if weekly else None
-    x = _design(day, hour, dow if weekly else None, hours, dows)
-    coef, *_ = np.linalg.lstsq(x, value, rcond=None)
-    resid = value - x @ coef
-    dof = max(1, len(value) - x.shape[1])
-    sigma = float(np.sqrt(resid @ resid / dof))
-    sxx = float(((day - day.mean()) ** 2).sum()) or 1.0
+    x = days.astype(float)
+    weekly = len(days) >= WEEKLY_MIN_DAYS and MIN_DAYS <= we.sum() <= len(days) - MIN_DAYS
+    fit = _fit(x, peaks, we, weekly)
     last = int(days[-1])
-    last_dow = int(dow[day == last][0])
-
-    # The model is additive, so a day's peak hour is the same every day: peak = level + trend·d + the largest
-    # hour effect + that day's weekday effect.
-    hour_eff = np.concatenate([[0.0], coef[2:1 + len(hours)]])
-    dow_eff = dict(zip(dows.tolist(), np.concatenate([[0.0], coef[1 + len(hours):]]))) if weekly else {}
+    last_dow = int(np.asarray(dow, int)[np.asarray(day, int) == last][0])
     ahead = np.arange(last + 1, last + horizon + 1)
-    weekday = (last_dow + ahead - last) % 7
-    expected = coef[0] + coef[1] * ahead + hour_eff.max() + np.array([dow_eff.get(int(w), 0.0) for w in weekday])
-    se = sigma * np.sqrt(1.0 + 1.0 / len(value) + (ahead - day.mean()) ** 2 / sxx)
-    high, low = expected + Z95 * se, expected - Z95 * se
+    expected, half = fit.at(ahead.astype(float), (last_dow + ahead - last) % 7 >= 5)
+    half = half * _widening(_past_scores(x, peaks, we))
+    high, low = expected + half, expected - half
 
     def first(series: np.ndarray) -> int | None:
         hit = np.flatnonzero(series >= threshold)
         return int(hit[0]) + 1 if len(hit) else None
 
     status = "above threshold" if peaks[-1] >= threshold else "ok"
-    return Forecast(status, "trend + daily + weekly" if weekly else "trend + daily", **base,
-                    trend_per_day=float(coef[1]), days_until=first(expected), days_until_earliest=first(high),
+    return Forecast(status, "trend of daily peaks + weekend" if weekly else "trend of daily peaks", **base,
+                    trend_per_day=fit.slope, days_until=first(expected), days_until_earliest=first(high),
                     days_until_latest=first(low), expected=expected[:CHART_DAYS].tolist(),
                     low=low[:CHART_DAYS].tolist(), high=high[:CHART_DAYS].tolist())

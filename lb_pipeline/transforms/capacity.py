@@ -69,8 +69,7 @@ def _row(cluster, day, scope, subject, resource, threshold, f: Forecast | None =
 
 
 def _series(pdf: pd.DataFrame, value: pd.Series, threshold: float) -> Forecast:
-    return forecast(pdf["day_index"].to_numpy(), pdf["hour"].to_numpy(), pdf["dow"].to_numpy(), value.to_numpy(),
-                    threshold)
+    return forecast(pdf["day_index"].to_numpy(), pdf["dow"].to_numpy(), value.to_numpy(), threshold)
 
 
 def _pooled(g: pd.DataFrame, resource: str, now: set) -> pd.Series:
@@ -116,7 +115,7 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
     cluster = str(pdf["cluster"].iloc[0])
     ts = pd.to_datetime(pdf["snapshot_ts"], utc=True)
     first = pd.Timestamp(pdf["snapshot_date"].min(), tz="UTC")
-    pdf = pdf.assign(day_index=(ts.dt.normalize() - first).dt.days, hour=ts.dt.hour, dow=ts.dt.dayofweek)
+    pdf = pdf.assign(day_index=(ts.dt.normalize() - first).dt.days, dow=ts.dt.dayofweek)
     rows, resources = [], [MAX_USAGE, *RESOURCES]
     tonight = set(pdf.loc[pdf["snapshot_date"] == pdf["snapshot_date"].max(), "broker"])
     for broker, g in pdf.sort_values("snapshot_ts").groupby("broker", sort=True):
@@ -124,7 +123,7 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
             continue
         for r in resources:
             rows.append(_row(cluster, day, "broker", broker, r, threshold, _series(g, g[r if r == MAX_USAGE else RESOURCES[r][0]], threshold)))
-    times = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")[["day_index", "hour", "dow"]]
+    times = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")[["day_index", "dow"]]
     groups = [("cluster", cluster, pdf)] + [("domain", d, g) for d, g in pdf.groupby("domain", sort=True)]
     growth = {}
     for scope, subject, g in groups:
