@@ -11,7 +11,7 @@ from assets.automation import landing_sensor, nightly_job, nightly_schedule
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
 all_assets = dg.load_assets_from_modules([ingest, stats, splits, shedding, simulation, planning, reports])
-external_tables = [quality.validation_results]
+external_tables = [quality.validation_results, ingest.night_runs_table]
 
 defs = dg.Definitions(
     assets=[*all_assets, *external_tables],

@@ -8,6 +8,7 @@ from assets.partitions import daily
 from assets.resources import LakeResource, LandingResource, SparkResource
 from lb_pipeline.ingest.bronze import ingest_day
 from lb_pipeline.ingest.tables import TABLES
+from lb_pipeline.transforms import night_runs
 
 BRONZE_TABLES = [*TABLES, "quarantine"]
 PREVIEWED = {"snapshots", "broker_reports", "quarantine"}
@@ -29,6 +30,7 @@ def bronze_tables(context: dg.AssetExecutionContext, spark: SparkResource, lake:
     """Read one day of snapshots with Spark (one pass per table) and replace that day's partitions."""
     day = context.partition_key
     session, the_lake = spark.session, lake.lake
+    mark_night(session, the_lake, day, night_runs.RUNNING, context.run.run_id)  # complete once the report is written
     result = ingest_day(session, the_lake, landing.folder, day, log=context.log.info)
     if result.tables["snapshots"].rows == 0:
         context.log.warning(f"no snapshot directories for {day} under {landing.folder}: tables written empty")
@@ -44,3 +46,17 @@ def bronze_tables(context: dg.AssetExecutionContext, spark: SparkResource, lake:
         asset_key=["bronze", "quarantine"],
         metadata=table_metadata(result.quarantine, the_lake.read(session, "bronze", "quarantine", day)),
     )
+
+
+def mark_night(session, the_lake, day: str, status: str, run_id: str) -> None:
+    """``gold/night_runs``: the night running (its first step) or complete (its last)."""
+    the_lake.write_partition(session.createDataFrame(night_runs.mark(day, status, run_id), night_runs.SCHEMA),
+                             "gold", "night_runs", day)
+
+
+# The table the first and last steps write; declared so the lineage shows it.
+night_runs_table = dg.AssetSpec(
+    key=["gold", "night_runs"], group_name="reports", kinds={"delta"},
+    description="Per night: running (from the first step on) or complete (the report written); a night left "
+                "running stopped half-way, and the readers of earlier nights call it partial",
+)

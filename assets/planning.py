@@ -5,6 +5,7 @@ import dagster as dg
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.transforms import capacity, nights, silver
+from lb_pipeline.transforms.night_runs import partial_nights
 from lb_pipeline.transforms.pathologies_cluster import pathologies as find_pathologies
 
 
@@ -21,7 +22,7 @@ class ForecastConfig(dg.Config):
 def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig, spark: SparkResource,
                       lake: LakeResource) -> dg.MaterializeResult:
     """Per cluster, failure domain and broker: days until each resource's daily peak crosses the overload threshold
-    (trend, daily and weekly cycles, 5-95 % band); N-1 and domain-loss headroom; namespaces near their bundle cap.
+    (a robust trend of the daily peaks, weekends, 5-95 % band); N-1 and domain-loss headroom; namespaces near their bundle cap.
     Reads the partition's night and up to ``lookback_days - 1`` nights before it."""
     if config.lookback_days < 1:
         raise dg.Failure(f"lookback_days must be at least 1 (got {config.lookback_days})")
@@ -81,7 +82,9 @@ def night_trends(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
 
     per_night = nights.gold_night_metrics(day, cfg, every_night)
     rows = [r.asDict() for r in per_night.collect()] if per_night is not None else []  # a few rows per night
-    df = s.createDataFrame(nights.trend_rows(rows, day), nights.TREND_SCHEMA)
+    partial = partial_nights(every_night("night_runs"), day)
+    df = s.createDataFrame(nights.trend_rows(rows, day, partial), nights.TREND_SCHEMA)
     written, meta = write_table(s, lk, df, "gold", "night_trends", day)
     meta["earlier_nights"] = dg.MetadataValue.int(len({r["snapshot_date"] for r in rows if r["snapshot_date"] < day}))
+    meta["partial_nights_left_out"] = dg.MetadataValue.json(sorted(partial))
     return dg.MaterializeResult(metadata=meta)

@@ -3,10 +3,12 @@
 import dagster as dg
 
 from assets.common import day_config, key
+from assets.ingest import mark_night
 from assets.partitions import daily
 from assets.resources import LakeResource, ReportsResource, SparkResource
 from lb_pipeline.report.context import build_context, night_clusters
 from lb_pipeline.report.render import render_nightly, write_report
+from lb_pipeline.transforms.night_runs import COMPLETE
 
 
 @dg.asset(key=["reports", "nightly_report"], group_name="reports", partitions_def=daily, kinds={"html"},
@@ -15,7 +17,7 @@ from lb_pipeline.report.render import render_nightly, write_report
                 key("gold", "anti_affinity_audit"), key("gold", "broker_load_summary"), key("gold", "validation_results"),
                 key("gold", "simulation_runs"), key("gold", "simulation_timeseries"), key("gold", "recommendations"),
                 key("gold", "simulation_validation"), key("gold", "capacity_forecast"), key("gold", "pathologies"), key("gold", "night_trends"),
-                key("bronze", "lb_events")],
+                key("bronze", "lb_events"), key("gold", "night_runs")],
           retry_policy=dg.RetryPolicy(max_retries=2, delay=10),
           op_tags={"dagster/priority": "-1"})  # after the checks that are ready with it: its quality table reads them
 def nightly_report(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource,
@@ -26,9 +28,10 @@ def nightly_report(context: dg.AssetExecutionContext, spark: SparkResource, lake
     paths, splits, unloads = {}, 0, 0
     for cluster in night_clusters(s, lk, day):
         ctx = build_context(s, lk, day, cluster, day_config(s, lk, day, cluster), run_id=context.run.run_id)
-        paths[cluster] = write_report(reports.folder, cluster, day, render_nightly(ctx))
+        paths[cluster] = write_report(reports.folder, cluster, day, render_nightly(ctx), ctx["partial_nights"])
         splits, unloads = splits + len(ctx["actions"]["splits"]), unloads + len(ctx["actions"]["unloads"])
         context.log.info(f"report written to {paths[cluster]}")
+    mark_night(s, lk, day, COMPLETE, context.run.run_id)  # the night's last step: its tables are all written
     first = next(iter(paths.values()))
     return dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(str(first)), "report": dg.MetadataValue.url(first.as_uri()),

@@ -8,6 +8,7 @@ waits for the result and asserts on it in the foreground, and a run that breaks 
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -72,6 +73,7 @@ class CrashedNight:
     worker_dir: Path
     silver_after_first_kill: bool
     report_after_second_kill: bool
+    night_runs_after_second_kill: Path  # a copy of gold/night_runs as the killed night left it
     doubled: subprocess.CompletedProcess
     doubled_seconds: float
     rerun_alive_after_doubled: bool
@@ -88,9 +90,12 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
     _kill(first)
     silver = any(lake.glob("silver/*/_delta_log"))
     second = main_command(landing, lake, reports, tmp / "second.log")
-    _until(committed("gold/*"), second, stop, tmp / "second.log")
+    # a gold table of the night's work (gold/night_runs is written by its first step)
+    _until(lambda: any(p.parent.parent.name != "night_runs" for p in lake.glob("gold/*/_delta_log/*.json")),
+           second, stop, tmp / "second.log")
     _kill(second)
     report = any(reports.glob(f"*/{DEMO_DAY}.html"))
+    between = Path(shutil.copytree(lake / "gold" / "night_runs", tmp / "night_runs_between"))
 
     with standalone_cluster(tmp / "standalone", stop) as (master, work):
         log = tmp / "third.log"
@@ -104,7 +109,7 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
                                  timeout=300)
         seconds, alive = time.monotonic() - started, third.poll() is None
         code = _finish(third, stop, log)
-        return CrashedNight(lake, reports, work, silver, report, doubled, seconds, alive, third.pid, code,
+        return CrashedNight(lake, reports, work, silver, report, between, doubled, seconds, alive, third.pid, code,
                             log.read_text(errors="replace")[-8000:])
 
 
@@ -130,8 +135,6 @@ class RealNight:
 
 
 def real_night(_landing: Path, tmp: Path, stop: threading.Event) -> RealNight:
-    import shutil
-
     import dagster as dg
     from dagster._core.events import DagsterEventType
 

@@ -32,9 +32,12 @@ def test_runs_use_the_in_process_executor():
 
 
 @pytest.mark.spark
-def test_the_asset_graph_materializes_against_a_temporary_lake(pipeline_run):
+def test_the_asset_graph_materializes_against_a_temporary_lake(pipeline_run, spark):
     result, lake_root, _ = pipeline_run
     assert result.success
+    # the night marked complete by its last step, by the run that wrote it
+    (night,) = spark.read.format("delta").load(str(lake_root / "gold" / "night_runs")).collect()
+    assert (night.status, night.run_id) == ("complete", result.run_id)
     mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()
             for m in [m.event_specific_data.materialization]}
     assert mats["bronze/snapshots"].metadata["dagster/row_count"].value == 4

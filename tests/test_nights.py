@@ -36,6 +36,32 @@ def test_the_trends_table_holds_tonight_against_each_window_per_cluster_and_metr
     assert all(r["nights_7"] == r["nights_30"] == 0 and r["mean_7"] is None and r["tonight"] == 2.0 for r in first)
 
 
+def test_a_partial_night_is_listed_as_such_and_left_out_of_the_means():
+    rows = [{"cluster": "c", "snapshot_date": f"2026-01-{d:02d}", **{m: float(d) for m in METRICS}} for d in range(1, 16)]
+    partial = {"2026-01-14": {"run_id": "r1", "started": None}, "2026-01-12": {"run_id": "r2", "started": None}}
+    ctx = nights_context(rows, "c", DAY, partial)
+    assert ctx["partial"] == ["2026-01-14", "2026-01-12"] and ctx["earlier"] == 12
+    unloads = next(m for m in ctx["metrics"] if m["name"] == "unloads")
+    assert unloads["means"][0] == pytest.approx((13 + 11 + 10 + 9 + 8 + 7 + 6) / 7)  # the last seven complete ones
+    assert {r["snapshot_date"]: r["partial"] for r in ctx["recent"][:3]} == \
+        {"2026-01-15": False, "2026-01-14": True, "2026-01-13": False}
+    table = {r["metric"]: r for r in trend_rows(rows, DAY, partial)}
+    assert table["unloads"]["mean_7"] == unloads["means"][0] and table["unloads"]["nights_30"] == 12
+
+
+def test_partial_nights_are_those_before_tonight_left_running(spark):
+    from datetime import datetime
+
+    from lb_pipeline.transforms.night_runs import COMPLETE, RUNNING, SCHEMA, mark, partial_nights
+
+    runs = spark.createDataFrame(mark("2026-01-13", RUNNING, "a") + mark("2026-01-14", COMPLETE, "b")
+                                 + mark(DAY, RUNNING, "c"), SCHEMA)
+    found = partial_nights(runs, DAY)
+    assert list(found) == ["2026-01-13"] and found["2026-01-13"]["run_id"] == "a"
+    assert isinstance(found["2026-01-13"]["started"], datetime) and found["2026-01-13"]["started"].tzinfo is not None
+    assert partial_nights(None, DAY) == {}
+
+
 def test_a_first_night_has_nothing_to_compare_with():
     ctx = nights_context([{"cluster": "c", "snapshot_date": DAY, **{m: 1.0 for m in METRICS}}], "c", DAY)
     assert ctx["earlier"] == 0 and all(m["means"] == [None, None] for m in ctx["metrics"])

@@ -51,6 +51,10 @@ def test_kill_9_in_bronze_and_in_gold_then_a_rerun_on_a_spark_cluster_equals_a_c
     night = crashed_night
     assert not night.silver_after_first_kill  # killed inside bronze
     assert not night.report_after_second_kill  # killed inside gold, before the report
+    # the killed night was marked partial in between (gold/night_runs: running), the re-run marked it complete
+    status = lambda path: [r.status for r in spark.read.format("delta").load(str(path)).collect()]  # noqa: E731
+    assert status(night.night_runs_after_second_kill) == ["running"]
+    assert status(night.lake / "gold" / "night_runs") == ["complete"]
     assert night.doubled.returncode == 3 and f"pid {night.rerun_pid}" in night.doubled.stderr, night.doubled.stderr
     assert night.rerun_alive_after_doubled, "the doubled run should have left while the first still ran"
     assert night.doubled_seconds < 120 and "nightly run for" in night.doubled.stdout

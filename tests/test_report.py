@@ -234,6 +234,24 @@ def test_a_report_written_to_a_relative_folder_is_named_by_an_absolute_path(tmp_
     assert path.as_uri().startswith("file:///") and (path.parent / "index.html").is_file()
 
 
+def test_the_index_marks_nights_that_stopped_half_way_with_or_without_an_earlier_report(tmp_path):
+    from datetime import datetime, timezone
+
+    from lb_pipeline.report.render import write_report
+
+    write_report(tmp_path, "c1", "2026-01-13", "<html></html>")  # a night whose re-run was killed later
+    started = datetime(2026, 1, 14, 2, 0, tzinfo=timezone.utc)
+    partial = {"2026-01-13": {"run_id": "r", "started": started}, "2026-01-14": {"run_id": "s", "started": started},
+               DEMO_DAY: {"run_id": "t", "started": started}}  # tonight's own run is not partial: it wrote this
+    index = (write_report(tmp_path, "c1", DEMO_DAY, "<html></html>", partial).parent / "index.html").read_text()
+    items = index.split('data-testid="nights"')[1].split("</ul>")[0].split("<li>")[1:]
+    assert [i.split("</a>")[0].split(">")[-1] if "<a" in i else i.split(" ")[0] for i in items] == \
+        [DEMO_DAY, "2026-01-14", "2026-01-13"]
+    assert "partial" not in items[0]
+    assert "<a" not in items[1] and "partial" in items[1] and "2026-01-14 02:00 UTC" in items[1]
+    assert 'href="2026-01-13.html"' in items[2] and "report shown is of an earlier run" in items[2]
+
+
 @pytest.mark.spark
 def test_bundles_near_a_split_limit_skip_limits_of_zero_or_less(spark):
     """A hostile config's limit of 0 once divided by zero under ANSI SQL and failed the report."""

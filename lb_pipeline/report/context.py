@@ -23,6 +23,7 @@ from lb_pipeline.report.planning import capacity_context, findings_context
 from lb_pipeline.report.simulation import decided, generated, simulation_context
 from lb_pipeline.report.waves import check_wave, rates_after, spread
 from lb_pipeline.transforms import silver
+from lb_pipeline.transforms.night_runs import partial_nights
 from lb_pipeline.transforms.nights import gold_night_metrics
 
 DOCS_VS_CODE = [
@@ -120,6 +121,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         return lake.read(spark, "gold", table) if lake.exists(spark, "gold", table) else None
 
     nights = rows_soon(gold_night_metrics(day, config, every_night))
+    partial = soon(partial_nights, every_night("night_runs"), day)
     versions = {f"{layer}/{table}": lake.version(spark, layer, table)
                 for layer, table in TABLES if lake.exists(spark, layer, table)}
 
@@ -234,10 +236,10 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         "misplaced": misplaced.result(), "aa_groups": aa_groups.result(), "aa_blind": aa_blind, "usage_notes": notes.result(),
         "inputs_note": inputs.result(), "coverage_notes": coverage.result(), "replay_accuracy": accuracy.result(),
         "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
-        "quality_trend": trend.result(), "unservable": unservable.result(), "quarantined": quarantined.result(),
+        "quality_trend": [{**t, "partial": t["snapshot_date"] in partial.result()} for t in trend.result()], "unservable": unservable.result(), "quarantined": quarantined.result(),
         "docs_vs_code": DOCS_VS_CODE, "simulation": sim, "capacity": capacity.result(), "decision": decision,
         "findings": findings.result(),
-        "nights": nights_context(night_rows, cluster, day), "findings_trend": findings_trend(night_rows, cluster, day),
+        "nights": nights_context(night_rows, cluster, day, partial.result()), "partial_nights": partial.result(), "findings_trend": findings_trend(night_rows, cluster, day),
         "provenance": {"run_id": run_id, "partition": day, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                        "versions": versions},
     }

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from lb_pipeline.transforms.nights import compare
 
 LABELS = {"peak_usage": ("Peak broker usage", "pct"), "mean_usage": ("Mean broker usage", "pct"),
@@ -13,12 +15,14 @@ LABELS = {"peak_usage": ("Peak broker usage", "pct"), "mean_usage": ("Mean broke
 SHOWN = 7  # nights listed one by one
 
 
-def nights_context(rows: list[dict], cluster: str, day: str) -> dict:
+def nights_context(rows: list[dict], cluster: str, day: str, partial: Collection[str] = ()) -> dict:
     """``rows``: ``night_metrics`` rows; the comparison is ``transforms.nights.compare`` (as in ``gold/night_trends``),
-    with the labels the page shows and the last nights one by one."""
-    c = compare(rows, cluster, day)
+    with the labels the page shows and the last nights one by one (``partial``: nights that stopped half-way, listed
+    as such and left out of the means)."""
+    c = compare(rows, cluster, day, partial)
     metrics = [{**m, "label": LABELS[m["name"]][0], "format": LABELS[m["name"]][1]} for m in c["metrics"]]
-    return {"earlier": c["earlier"], "windows": c["windows"], "metrics": metrics, "recent": c["nights"][:SHOWN]}
+    return {"earlier": c["earlier"], "windows": c["windows"], "metrics": metrics, "recent": c["nights"][:SHOWN],
+            "partial": c["partial"]}
 
 
 def findings_trend(rows: list[dict], cluster: str, day: str, nights: int = SHOWN) -> list[dict]:

@@ -82,15 +82,20 @@ def render_index(nights: list[dict], cluster: str) -> str:
     return environment().get_template("index.html.j2").render(version=__version__, nights=nights, cluster=cluster)
 
 
-def write_report(out_dir: str | Path, cluster: str, day: str, html: str) -> Path:
-    """``<out>/<cluster>/<day>.html`` and a refreshed ``<out>/<cluster>/index.html`` of every night there; the
-    path returned is absolute (the asset links it as a ``file://`` URI, and ``LB_REPORTS_DIR`` may be relative)."""
+def write_report(out_dir: str | Path, cluster: str, day: str, html: str, partial: dict[str, dict] | None = None) -> Path:
+    """``<out>/<cluster>/<day>.html`` and a refreshed ``<out>/<cluster>/index.html`` of every night there, and of
+    the ``partial`` nights (``night_runs.partial_nights``: stopped half-way, with or without a report of an earlier
+    run), marked as such; the path returned is absolute (the asset links it as a ``file://`` URI, and
+    ``LB_REPORTS_DIR`` may be relative)."""
     folder = Path(out_dir).resolve() / cluster
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{day}.html"
     tmp = path.with_suffix(".html.tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)
-    nights = [{"day": p.stem, "file": p.name} for p in sorted(folder.glob("????-??-??.html"), reverse=True)]
+    partial = {d: p for d, p in (partial or {}).items() if d != day}
+    files = {p.stem: p.name for p in folder.glob("????-??-??.html")}
+    nights = [{"day": d, "file": files.get(d), "partial": partial.get(d)}
+              for d in sorted(files.keys() | partial.keys(), reverse=True)]
     (folder / "index.html").write_text(render_index(nights, cluster), encoding="utf-8")
     return path

@@ -12,6 +12,7 @@ A table the lake does not hold yet contributes nothing, and a night without rows
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame
@@ -94,23 +95,27 @@ def _mean(values: list) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def compare(rows: list[dict], cluster: str, day: str) -> dict:
+def compare(rows: list[dict], cluster: str, day: str, partial: Collection[str] = ()) -> dict:
     """``rows``: ``night_metrics`` rows (collected). Tonight's value of each metric and the mean of each window of
-    nights *before* ``day`` (a re-run of an old night ignores later ones; no earlier night: no mean)."""
-    mine = sorted((r for r in rows if r["cluster"] == cluster and r["snapshot_date"] <= day),
+    nights *before* ``day`` (a re-run of an old night ignores later ones; no earlier night: no mean). ``partial``:
+    nights that stopped half-way (``night_runs.partial_nights``): listed as such, left out of the means."""
+    mine = sorted(({**r, "partial": r["snapshot_date"] in partial} for r in rows
+                   if r["cluster"] == cluster and r["snapshot_date"] <= day),
                   key=lambda r: r["snapshot_date"], reverse=True)
     tonight = next((r for r in mine if r["snapshot_date"] == day), None)
-    before = [r for r in mine if r["snapshot_date"] < day]
+    before = [r for r in mine if r["snapshot_date"] < day and not r["partial"]]
     return {"earlier": len(before), "nights": mine, "windows": [{"nights": w, "held": len(before[:w])} for w in WINDOWS],
+            "partial": sorted((r["snapshot_date"] for r in mine if r["partial"]), reverse=True),
             "metrics": [{"name": m, "tonight": tonight[m] if tonight else None,
                          "means": [_mean([r[m] for r in before[:w]]) for w in WINDOWS]} for m in METRICS]}
 
 
-def trend_rows(rows: list[dict], day: str) -> list[dict]:
-    """``gold/night_trends``: per cluster with a row for ``day`` and per metric, tonight against each window."""
+def trend_rows(rows: list[dict], day: str, partial: Collection[str] = ()) -> list[dict]:
+    """``gold/night_trends``: per cluster with a row for ``day`` and per metric, tonight against each window of the
+    complete nights before it."""
     out = []
     for cluster in sorted({r["cluster"] for r in rows if r["snapshot_date"] == day}):
-        c = compare(rows, cluster, day)
+        c = compare(rows, cluster, day, partial)
         for m in c["metrics"]:
             row = {"cluster": cluster, "snapshot_date": day, "metric": m["name"],
                    "tonight": None if m["tonight"] is None else float(m["tonight"])}
