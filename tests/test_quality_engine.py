@@ -88,3 +88,19 @@ def test_only_the_suites_of_topic_level_tables_run_on_spark():
     on_spark = {p.stem for p in runner.SUITES_DIR.glob("*.json") if runner.engine(runner.load_suite(p.stem)) == "spark"}
     assert on_spark == {"bronze.topic_stats", "silver.topic_bundle"}
 
+
+
+def test_each_failure_names_the_clusters_whose_rows_fail_it_on_either_engine(spark, suites):
+    """A landing of several clusters: each cluster's report shows its own failures, and those of no one cluster's
+    rows (a key repeated across clusters) as the landing's."""
+    rows = [("c1", datetime(2026, 1, 15, 8), "a/b/0x0_0x8", 10.0, 4, "b1", True),
+            ("c1", datetime(2026, 1, 15, 9), "a/b/0x0_0x8", -1.0, 5, "b2", True),  # rate below its bound
+            ("c2", datetime(2026, 1, 15, 8), "a/b/0x0_0x8", 5.0, 99, "b1", True)]  # bundles above; the key again
+    df = spark.createDataFrame(rows, SCHEMA)
+    for suite in ("test.on_spark", "test.on_pandas"):
+        failed = {(f.expectation, f.column): f.clusters for f in runner.validate(df, suite).failures}
+        assert failed["expect_column_values_to_be_between", "rate"] == ["c1"], suite
+        assert failed["expect_column_values_to_be_between", "bundles"] == ["c2"], suite
+        assert failed["expect_compound_columns_to_be_unique", "snapshot_ts,bundle"] == [], suite
+        one = runner.validate(df.where("cluster = 'c1'"), suite).failures
+        assert one and all(f.clusters == ["c1"] for f in one)

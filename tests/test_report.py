@@ -34,8 +34,10 @@ def _context(**over):
                   "throughput": 0.2}],
         "near_cap": [], "cap": 128, "violations": [], "misplaced": [], "checks": [{"success": False}],
         "failed_checks": [{"suite": "bronze.x", "expectation": "e", "column_name": "c", "severity": "critical",
-                           "unexpected_count": 1, "unexpected_values": EVIL, "unexpected_rows": f'[{{"broker": "{EVIL}"}}]'}],
-        "quality_trend": [{"snapshot_date": EVIL, "evaluated": 3, "critical": 1, "warnings": 0}], "quarantined": [],
+                           "unexpected_count": 1, "unexpected_values": EVIL, "unexpected_rows": f'[{{"broker": "{EVIL}"}}]',
+                           "landing": False, "shared": [f"c2{EVIL}"]}],
+        "quality_trend": [{"snapshot_date": EVIL, "evaluated": 3, "critical": 1, "warnings": 0, "partial": True}],
+        "quarantined": [{"bronze_table": f"t{EVIL}", "landing": True, "rows": 2, "example": EVIL}],
         "unservable": [{"namespace": "t/ns", "topic": f"persistent://t/ns/{EVIL}", "snapshots": 2}],
         "aa_groups": 1, "aa_blind": [], "usage_notes": [f"b{EVIL} and b2 run on one host"], "inputs_note": f"approximated {EVIL}",
         "coverage_notes": [f"At 03:00 UTC the load reports of 1 of 2 brokers did not land (b{EVIL})"],
@@ -132,7 +134,8 @@ def test_text_from_inputs_is_escaped_everywhere():
     assert '<p class="warn" data-testid="config-not-running">note&lt;script&gt;' in html  # a strategy not running yet
     assert "precision 66.7%, recall 50.0%" in " ".join(html.split())
     assert "predicted 3 of the 4 unloads the cluster made (precision 100.0%, recall 75.0%" in html
-    assert "<script>" not in render_index([{"day": EVIL, "file": "x.html"}], EVIL)
+    assert "<script>" not in render_index([{"day": EVIL, "file": "x.html", "partial": {"run_id": EVIL, "started": None}}],
+                                          EVIL)
 
 
 def test_a_large_cluster_shows_its_hot_brokers_first_and_folds_the_calm_ones():
@@ -190,8 +193,8 @@ def test_the_simulations_validation_says_when_the_configured_strategy_changed_du
 
 def test_a_night_where_no_snapshot_landed_says_so_first():
     html = render_nightly(_context(snapshot_count=0, actions={"splits": [], "unloads": []},
-                                   quarantined=[{"bronze_table": "snapshots", "rows": 4, "example": "x"},
-                                                {"bronze_table": "topic_stats", "rows": 25, "example": "y"}]))
+                                   quarantined=[{"bronze_table": "snapshots", "rows": 4, "example": "x", "landing": False},
+                                                {"bronze_table": "topic_stats", "rows": 25, "example": "y", "landing": True}]))
     first = html[html.index('id="actions"'):html.index('id="findings"')]
     assert "No snapshot of this night could be used" in first and "29 files or rows were quarantined" in first
     assert "Nothing: no bundle needs splitting" not in first
@@ -282,6 +285,37 @@ def test_each_cluster_of_a_night_gets_a_report_of_its_own_rows(lake, spark):
     assert other["cluster"] == "another-cluster" and other["snapshot_count"] == 0
     assert not other["brokers"] and not other["heat"]["values"] and not other["hot"] and other["simulation"]["runs"] == []
     assert other["checks"]  # the night's data-quality results are per table, shared
+
+
+@pytest.mark.spark
+def test_a_clusters_report_counts_its_own_failures_and_the_landings_but_not_another_clusters(spark):
+    """Six clusters in one landing once each counted "4 critical failures" and listed the others' failing rows."""
+    import json
+    from datetime import datetime
+
+    from lb_pipeline.quality.results import SCHEMA
+    from lb_pipeline.report.context import _of_cluster, _quality_trend, _scope
+
+    def result(expectation, clusters, success=False, rows=None):
+        return {"snapshot_date": DEMO_DAY, "suite": "silver.topic_bundle", "table_name": "silver/topic_bundle",
+                "expectation": expectation, "column_name": "topic", "severity": "critical", "success": success,
+                "unexpected_count": 0 if success else 3, "unexpected_values": None,
+                "unexpected_rows": json.dumps(rows) if rows else None, "validated_at": datetime(2026, 1, 15),
+                "clusters": clusters}
+
+    shared_rows = [{"cluster": "a", "topic": "t1"}, {"cluster": "b", "topic": "t2"}]
+    df = spark.createDataFrame([result("passed", None, success=True), result("of_a", ["a"]), result("of_b", ["b"]),
+                                result("landing", []), result("both", ["a", "b"], rows=shared_rows),
+                                result("old_lake", None)], SCHEMA)
+    mine = {r["expectation"]: _scope(r.asDict(recursive=True), "a") for r in _of_cluster(df, "a").collect()}
+    assert set(mine) == {"passed", "of_a", "landing", "both", "old_lake"}
+    assert mine["landing"]["landing"] and not mine["of_a"]["landing"] and not mine["old_lake"]["landing"]
+    assert mine["both"]["shared"] == ["b"] and json.loads(mine["both"]["unexpected_rows"]) == shared_rows[:1]
+    (night,) = _quality_trend(df, DEMO_DAY, "a")
+    assert (night["evaluated"], night["critical"]) == (5, 4)
+    html = render_nightly(_context(checks=list(mine.values()),
+                                   failed_checks=[c for c in mine.values() if not c["success"]]))
+    assert html.count('data-testid="check-landing"') == 1 and html.count('data-testid="check-shared"') == 1
 
 
 @pytest.mark.spark

@@ -9,7 +9,7 @@ from lb_pipeline.quality.runner import Summary, expectation_column, load_suite
 
 SCHEMA = ("snapshot_date string, suite string, table_name string, expectation string, column_name string, "
           "severity string, success boolean, unexpected_count long, unexpected_values string, unexpected_rows string, "
-          "validated_at timestamp")
+          "validated_at timestamp, clusters array<string>")
 
 
 def result_rows(summary: Summary, day: str, table: str) -> list[dict]:
@@ -25,5 +25,5 @@ def result_rows(summary: Summary, day: str, table: str) -> list[dict]:
                      "unexpected_count": f.unexpected_count if f else 0,
                      "unexpected_values": json.dumps(f.unexpected_values[:10], default=str) if f else None,
                      "unexpected_rows": json.dumps(f.rows[:10], default=str) if f and f.rows else None,
-                     "validated_at": now})
+                     "validated_at": now, "clusters": f.clusters if f else None})
     return rows

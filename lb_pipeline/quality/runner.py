@@ -18,7 +18,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lb_pipeline.quality.pandas_copy import as_spark, on_the_driver, plain
@@ -35,6 +35,9 @@ class Failure:
     unexpected_values: list
     observed: object = None
     rows: list[dict] = field(default_factory=list)  # a few failing rows, by the suite's ``meta.index_columns``
+    # the clusters whose rows fail it ([]: none alone, e.g. a key repeated across clusters, or rows of no cluster;
+    # None: not known, a table without clusters)
+    clusters: list[str] | None = None
 
     def describe(self) -> str:
         where = f"column {self.column}" if self.column else "table"
@@ -230,7 +233,27 @@ def validate(df, name: str) -> Summary:
                                                                for v in map(as_spark, values)],
                                     res.get("observed_value"), rows))
     failures.sort(key=lambda f: order.get((f.expectation, f.column), len(order)))  # in the suite's order
-    return Summary(name, evaluated, failures, result.to_json_dict())
+    return Summary(name, evaluated, _of_clusters(df, name, retry, failures), result.to_json_dict())
+
+
+def _of_clusters(df, name: str, suite_doc: dict, failures: list[Failure]) -> list[Failure]:
+    """Each failure with the clusters whose rows fail it, so that each cluster's report shows its own: one cluster
+    in the table names it; several are each validated again on the failed expectations alone (a night with failures
+    and several clusters pays one more pass a cluster)."""
+    if "cluster" not in df.columns:
+        return failures
+    spark = hasattr(df, "sparkSession")
+    clusters = sorted(r[0] for r in df.select("cluster").distinct().collect() if r[0] is not None) if spark \
+        else sorted(c for c in df["cluster"].dropna().unique())
+    if len(clusters) <= 1:
+        return [replace(f, clusters=list(clusters)) for f in failures]
+    failing: dict[tuple[str, str], list[str]] = {}
+    for i, cluster in enumerate(clusters):
+        part = df.where(df["cluster"] == cluster) if spark else df[df["cluster"] == cluster]
+        for r in _run(part, f"{name}.cluster{i}", suite_doc, "BOOLEAN_ONLY").results:
+            if not r.success:
+                failing.setdefault(_key(r.expectation_config.type, r.expectation_config.kwargs), []).append(cluster)
+    return [replace(f, clusters=failing.get((f.expectation, f.column), [])) for f in failures]
 
 
 def validate_all(views: Iterable[tuple[str, Callable[[], object]]], threads: int = 4,

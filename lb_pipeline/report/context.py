@@ -6,6 +6,8 @@ topic-level rows stay in Spark.
 
 from __future__ import annotations
 
+import json
+
 from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
@@ -45,14 +47,36 @@ def _rows(df) -> list[dict]:
     return [r.asDict(recursive=True) for r in df.collect()]
 
 
-def _quality_trend(results, day: str, nights: int = 14) -> list[dict]:
-    """Expectations evaluated and failed (critical, warning) per night, for the nights up to ``day``."""
+def _of_cluster(results, cluster: str):
+    """The results that concern ``cluster``: every passed one, and the failures of its rows or of no one cluster's
+    (``clusters`` empty: the landing's; null: not known, results written before they were told apart)."""
+    if "clusters" not in results.columns:
+        return results
+    return results.where(F.col("success") | F.col("clusters").isNull() | (F.size("clusters") == 0)
+                         | F.array_contains("clusters", cluster))
+
+
+def _quality_trend(results, day: str, cluster: str, nights: int = 14) -> list[dict]:
+    """Expectations evaluated and failed (critical, warning) per night, for the nights up to ``day``: the failures
+    of ``cluster``'s rows and those of no one cluster."""
     failed = ~F.col("success")
-    return _rows(results.where(F.col("snapshot_date") <= F.lit(day)).groupBy("snapshot_date").agg(
+    return _rows(_of_cluster(results, cluster).where(F.col("snapshot_date") <= F.lit(day)).groupBy("snapshot_date").agg(
         F.count("*").alias("evaluated"),
         F.sum((failed & (F.col("severity") == "critical")).cast("int")).alias("critical"),
         F.sum((failed & (F.col("severity") != "critical")).cast("int")).alias("warnings"),
     ).orderBy(F.col("snapshot_date").desc()).limit(nights))
+
+
+def _scope(check: dict, cluster: str) -> dict:
+    """A failure told whose it is: ``landing`` when no one cluster's rows fail it, ``shared`` the other clusters
+    whose rows fail it too (its count is of them all), and its sample rows cut to this cluster's where they say."""
+    clusters = check.get("clusters")
+    rows = json.loads(check["unexpected_rows"]) if check.get("unexpected_rows") else None
+    if rows and clusters and all(isinstance(r, dict) and "cluster" in r for r in rows):
+        rows = [r for r in rows if r["cluster"] == cluster]
+    return {**check, "landing": clusters is not None and not clusters,
+            "shared": sorted(c for c in clusters or [] if c != cluster),
+            "unexpected_rows": json.dumps(rows, default=str) if rows else None}
 
 
 def night_clusters(spark, lake, day: str) -> list[str]:
@@ -105,12 +129,15 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage", "num_bundles") if usage is not None else None)
     summary_soon = rows_soon(read("gold", "broker_load_summary"))
     decisions_soon = rows_soon(decisions_df)
-    checks_soon = rows_soon(results.orderBy("suite", "expectation") if results is not None else None)
-    trend = soon(_quality_trend, lake.read(spark, "gold", "validation_results"), day) if results is not None else _done([])
+    checks_soon = rows_soon(_of_cluster(results, cluster).orderBy("suite", "expectation") if results is not None else None)
+    trend = soon(_quality_trend, lake.read(spark, "gold", "validation_results"), day, cluster) \
+        if results is not None else _done([])
     unservable = rows_soon(topic_bundle.where("lookup_fails").groupBy("namespace", "topic").agg(
         F.count("*").alias("snapshots")).orderBy("topic").limit(50) if topic_bundle is not None else None)
-    quarantined = rows_soon(quarantine.groupBy("bronze_table").agg(
-        F.count("*").alias("rows"), F.first("reason").alias("example")).orderBy("bronze_table") if quarantine is not None else None)
+    # rows of no cluster (a folder no cluster's name could be read from) are the landing folder's, said apart
+    quarantined = rows_soon(quarantine.groupBy("bronze_table", F.col("cluster").isNull().alias("landing")).agg(
+        F.count("*").alias("rows"), F.first("reason").alias("example")).orderBy("landing", "bronze_table")
+        if quarantine is not None else None)
     notes = soon(trust.usage_notes, usage)
     coverage = soon(trust.coverage_notes, snapshots, reports)
     inputs = soon(trust.inputs_note, snapshots, read("bronze", "bundle_data"), read("silver", "bundle_time_averages"))
@@ -235,7 +262,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         "cap": cap, "violations": violations.result(),
         "misplaced": misplaced.result(), "aa_groups": aa_groups.result(), "aa_blind": aa_blind, "usage_notes": notes.result(),
         "inputs_note": inputs.result(), "coverage_notes": coverage.result(), "replay_accuracy": accuracy.result(),
-        "checks": checks, "failed_checks": [c for c in checks if not c["success"]],
+        "checks": checks, "failed_checks": [_scope(c, cluster) for c in checks if not c["success"]],
         "quality_trend": [{**t, "partial": t["snapshot_date"] in partial.result()} for t in trend.result()], "unservable": unservable.result(), "quarantined": quarantined.result(),
         "docs_vs_code": DOCS_VS_CODE, "simulation": sim, "capacity": capacity.result(), "decision": decision,
         "findings": findings.result(),
