@@ -7,6 +7,7 @@ import dagster as dg
 
 from assets.partitions import daily
 from lb_pipeline.spark.lake import first_rows
+from lb_pipeline.transforms import night_runs
 from lb_pipeline.transforms.config import cluster_configs
 
 
@@ -70,3 +71,9 @@ def write_table(session, lake, df, layer: str, table: str, day: str):
     result = lake.write_partition(df, layer, table, day)
     written = lake.read(session, layer, table, day)
     return written, table_metadata(result, written)
+
+
+def mark_night(session, lake, day: str, status: str, run_id: str) -> None:
+    """``gold/night_runs``: the night running (its first step, ingest) or complete (its last, the report)."""
+    lake.write_partition(session.createDataFrame(night_runs.mark(day, status, run_id), night_runs.SCHEMA),
+                         "gold", "night_runs", day)

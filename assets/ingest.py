@@ -3,7 +3,7 @@
 
 import dagster as dg
 
-from assets.common import table_metadata
+from assets.common import mark_night, table_metadata
 from assets.partitions import daily
 from assets.resources import LakeResource, LandingResource, SparkResource
 from lb_pipeline.ingest.bronze import ingest_day
@@ -46,12 +46,6 @@ def bronze_tables(context: dg.AssetExecutionContext, spark: SparkResource, lake:
         asset_key=["bronze", "quarantine"],
         metadata=table_metadata(result.quarantine, the_lake.read(session, "bronze", "quarantine", day)),
     )
-
-
-def mark_night(session, the_lake, day: str, status: str, run_id: str) -> None:
-    """``gold/night_runs``: the night running (its first step) or complete (its last)."""
-    the_lake.write_partition(session.createDataFrame(night_runs.mark(day, status, run_id), night_runs.SCHEMA),
-                             "gold", "night_runs", day)
 
 
 # The table the first and last steps write; declared so the lineage shows it.

@@ -2,8 +2,7 @@
 
 import dagster as dg
 
-from assets.common import day_config, key
-from assets.ingest import mark_night
+from assets.common import day_config, key, mark_night
 from assets.partitions import daily
 from assets.resources import LakeResource, ReportsResource, SparkResource
 from lb_pipeline.report.context import build_context, night_clusters

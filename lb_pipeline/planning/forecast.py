@@ -29,7 +29,6 @@ MIN_DAYS = 3  # a trend needs at least three days (two points always fit a line 
 WEEKLY_MIN_DAYS = 14  # two of each weekday before a day-of-week effect is believed
 HORIZON_DAYS = 365
 CHART_DAYS = 30
-Z95 = 1.645
 
 
 @dataclass(frozen=True)
@@ -120,32 +119,31 @@ def _widening(scores: list[float]) -> float:
 
 
 def _peaks(day, dow, value) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(days, their peaks, weekend or not, samples) of the finite samples."""
+    """(days, their peaks, their weekdays, samples) of the finite samples."""
     day, dow, value = np.asarray(day, int), np.asarray(dow, int), np.asarray(value, float)
     ok = np.isfinite(value)
     day, dow, value = day[ok], dow[ok], value[ok]
     days = np.unique(day)
     peaks = np.array([value[day == d].max() for d in days])
-    we = np.array([dow[day == d][0] >= 5 for d in days], dtype=bool)
-    return days, peaks, we, len(value)
+    return days, peaks, np.array([dow[day == d][0] for d in days], dtype=int), len(value)
 
 
 def forecast(day: np.ndarray, dow: np.ndarray, value: np.ndarray, threshold: float,
              horizon: int = HORIZON_DAYS) -> Forecast:
     """``day``: whole days since the window's first (0, 1, …) of each sample; ``dow`` its weekday (0 = Monday);
     ``value`` the usage, in the threshold's unit."""
-    days, peaks, we, samples = _peaks(day, dow, value)
+    days, peaks, weekdays, samples = _peaks(day, dow, value)
     if not samples:
         return Forecast("not enough history", "none", 0, 0, float("nan"), float("nan"))
     base = dict(history_days=len(days), samples=samples, current_peak=float(peaks[-1]),
                 p95_daily_peak=float(np.percentile(peaks, 95)), daily_peaks=peaks.tolist())
     if len(days) < MIN_DAYS:
         return Forecast("not enough history", f"needs {MIN_DAYS} days", **base)
-    x = days.astype(float)
+    x, we = days.astype(float), weekdays >= 5
     weekly = len(days) >= WEEKLY_MIN_DAYS and MIN_DAYS <= we.sum() <= len(days) - MIN_DAYS
     fit = _fit(x, peaks, we, weekly)
     last = int(days[-1])
-    last_dow = int(np.asarray(dow, int)[np.asarray(day, int) == last][0])
+    last_dow = int(weekdays[-1])
     ahead = np.arange(last + 1, last + horizon + 1)
     expected, half = fit.at(ahead.astype(float), (last_dow + ahead - last) % 7 >= 5)
     half = half * _widening(_past_scores(x, peaks, we))
