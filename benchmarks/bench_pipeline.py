@@ -1,6 +1,6 @@
 """The nightly run against Spark's floor, on the same day, in one process.
 
-    .venv/bin/python benchmarks/bench_pipeline.py [--preset S|M|L] [--snapshots N] [--skip-floor]
+    .venv/bin/python benchmarks/bench_pipeline.py [--preset S|M|L] [--snapshots N] [--skip-floor] [--nights N] [--sites N]
 
 Generates the preset's day under benchmarks/.data/<preset>/ (once), then in one Spark session (as production
 runs): the floor job (``floor_job.py``: the irreducible work, plain PySpark) and the whole nightly graph
@@ -45,17 +45,42 @@ class Meter:
                 Path(f"/proc/{pid}/clear_refs").write_text("5")
             except OSError:
                 pass
-        self.first_job, self.started = self._last_job(), time.monotonic()
+        self.first_job, self.started, self.cpu0 = self._last_job(), time.monotonic(), self._cpu()
         return self
+
+    def _cpu(self) -> tuple[float, float, float]:
+        """CPU seconds so far of this Python driver, of the JVM's own threads, and of the JVM's children (Python
+        workers: the live ones and the reaped ones)."""
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def stat(pid):
+            try:
+                f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                return 0.0, 0.0
+            return (int(f[11]) + int(f[12])) / tick, (int(f[13]) + int(f[14])) / tick
+
+        me = os.times()
+        jvm, reaped = stat(self.jvm_pid)
+        def descendants(pid):
+            for task in Path(f"/proc/{pid}/task").glob("*/children"):
+                for child in task.read_text().split():
+                    yield child
+                    yield from descendants(child)
+
+        children = sum(sum(stat(pid)) for pid in descendants(self.jvm_pid))
+        return me.user + me.system, jvm, reaped + children
 
     def __exit__(self, *exc):
         self.seconds = time.monotonic() - self.started
+        self.cpu = tuple(b - a for a, b in zip(self.cpu0, self._cpu()))
         self.jobs = self._last_job() - self.first_job
         self.driver_peak, self.jvm_peak = _peak_rss(os.getpid()), _peak_rss(self.jvm_pid)
 
     def line(self, name: str) -> str:
         return (f"{name:9} {self.seconds:8.1f} s  {self.jobs:5d} Spark jobs  driver peak {self.driver_peak / 2**30:5.2f}"
-                f" GiB  JVM peak {self.jvm_peak / 2**30:5.2f} GiB")
+                f" GiB  JVM peak {self.jvm_peak / 2**30:5.2f} GiB  CPU s: driver {self.cpu[0]:.0f}, JVM {self.cpu[1]:.0f},"
+                f" Python workers {self.cpu[2]:.0f}")
 
 
 def _peak_rss(pid: int) -> int:
@@ -143,6 +168,11 @@ def main() -> int:
     parser.add_argument("--data", default=str(Path(__file__).parent / ".data"))
     parser.add_argument("--skip-floor", action="store_true")
     parser.add_argument("--sites", type=int, default=0, help="print the N most frequent Spark job call sites")
+    parser.add_argument("--nights", type=int, default=1,
+                        help="run the night N times in the JVM, each on a fresh lake (the first pays the JIT)")
+    parser.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",
+                        help="after the nights, one more night per variant with these runtime Spark settings "
+                             "(A/B in one JVM: compare with the last plain night)")
     args = parser.parse_args()
     base = Path(args.data) / (args.preset + (f"-{args.snapshots}" if args.snapshots else ""))
     landing = base / "landing"
@@ -159,9 +189,24 @@ def main() -> int:
         with Meter(spark) as meters["floor"]:
             rows = floor_job(spark, landing, day, base / "floor-lake")
         print(f"floor: {rows}", file=sys.stderr)
-    shutil.rmtree(base / "lake", ignore_errors=True)  # an empty lake, as on a first night
-    with Meter(spark) as meters["pipeline"]:
-        ok, steps, windows = run_pipeline(landing, base / "lake", day)
+    for night in range(args.nights):  # the last night's steps are printed; each night's total too
+        shutil.rmtree(base / "lake", ignore_errors=True)  # an empty lake, as on a first night
+        name = "pipeline" if night == args.nights - 1 else f"night {night + 1}"
+        with Meter(spark) as meters[name]:
+            ok, steps, windows = run_pipeline(landing, base / "lake", day)
+    for i, variant in enumerate(args.variant, 1):
+        pairs = dict(kv.split("=", 1) for kv in variant.split(","))
+        before = {k: spark.conf.get(k, None) for k in pairs}
+        for k, v in pairs.items():
+            spark.conf.set(k, v)
+        shutil.rmtree(base / "lake", ignore_errors=True)
+        with Meter(spark) as meters[f"{i}: {variant}"[:44]]:
+            ok_variant, variant_steps, _ = run_pipeline(landing, base / "lake", day)
+        for k, v in before.items():
+            spark.conf.unset(k) if v is None else spark.conf.set(k, v)
+        ok = ok and ok_variant
+        for key, took, is_check in variant_steps:
+            print(f"  [{i}: {variant[:30]}] {key:50} {took:8.1f} s")
     jobs = jobs_per_step(spark, meters["pipeline"].first_job, windows)
     for key, took, is_check in steps:
         print(f"  {'check' if is_check else 'asset'}  {key:60} {took:8.1f} s {jobs.get(key, 0):5d} jobs")

@@ -100,7 +100,8 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
     with standalone_cluster(tmp / "standalone", stop) as (master, work):
         log = tmp / "third.log"
         third = main_command(landing, lake, reports, log, LB_SPARK_MASTER=master,
-                             LB_SPARK_CONF=json.dumps({"spark.executor.memory": "2g", "spark.cores.max": "2"}))
+                             LB_SPARK_CONF=json.dumps({**json.loads(ENV["LB_SPARK_CONF"]),
+                                                        "spark.executor.memory": "2g", "spark.cores.max": "2"}))
         lock = lake / ".locks" / f"{DEMO_DAY}.lock"
         _until(lambda: lock.is_file() and f"pid {third.pid} " in lock.read_text(), third, stop, log, timeout=300)
         started = time.monotonic()

@@ -3,6 +3,7 @@ the asset graph into a temporary lake that the bronze and silver tests read (Spa
 so the graph runs once, not once per test). The nights that tests only inspect run beside the rest, in the
 background (``tests/background.py``)."""
 
+import json
 import os
 import socket
 import sys
@@ -13,6 +14,13 @@ from pathlib import Path
 import pytest
 
 from lb_pipeline.settings import SparkSettings, spark_settings_from_env
+
+# Every Spark of the run (this session's, and the nights the tests start as processes, which read LB_SPARK_CONF)
+# evaluates expressions outside whole-stage code generation interpreted: on the suite's small days, generating and
+# compiling a class per projection cost more than running it (docs/benchmarks.md: a warm demo night's JVM spent 40 %
+# of its CPU in code generation). Results are the same either way; it is Spark's own fallback path.
+TEST_SPARK_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+os.environ["LB_SPARK_CONF"] = json.dumps({**TEST_SPARK_CONF, **json.loads(os.environ.get("LB_SPARK_CONF") or "{}")})
 
 DEMO_DAY = "2026-01-15"
 DEMO_SNAPSHOTS = 4
