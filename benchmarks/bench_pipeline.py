@@ -1,6 +1,7 @@
 """The nightly run against Spark's floor, on the same day, in one process.
 
-    .venv/bin/python benchmarks/bench_pipeline.py [--preset S|M|L] [--snapshots N] [--skip-floor] [--nights N] [--sites N]
+    .venv/bin/python benchmarks/bench_pipeline.py [--preset S|M|L] [--snapshots N] [--skip-floor]
+                                                  [--nights N] [--variant KEY=VALUE] [--sites N]
 
 Generates the preset's day under benchmarks/.data/<preset>/ (once), then in one Spark session (as production
 runs): the floor job (``floor_job.py``: the irreducible work, plain PySpark) and the whole nightly graph
@@ -60,27 +61,28 @@ class Meter:
                 return 0.0, 0.0
             return (int(f[11]) + int(f[12])) / tick, (int(f[13]) + int(f[14])) / tick
 
-        me = os.times()
-        jvm, reaped = stat(self.jvm_pid)
         def descendants(pid):
             for task in Path(f"/proc/{pid}/task").glob("*/children"):
                 for child in task.read_text().split():
                     yield child
                     yield from descendants(child)
 
+        me, (jvm, reaped) = os.times(), stat(self.jvm_pid)
         children = sum(sum(stat(pid)) for pid in descendants(self.jvm_pid))
         return me.user + me.system, jvm, reaped + children
 
     def __exit__(self, *exc):
         self.seconds = time.monotonic() - self.started
         self.cpu = tuple(b - a for a, b in zip(self.cpu0, self._cpu()))
-        self.jobs = self._last_job() - self.first_job
+        self.last_job = self._last_job()
+        self.jobs = self.last_job - self.first_job
         self.driver_peak, self.jvm_peak = _peak_rss(os.getpid()), _peak_rss(self.jvm_pid)
 
     def line(self, name: str) -> str:
+        driver, jvm, workers = self.cpu
         return (f"{name:9} {self.seconds:8.1f} s  {self.jobs:5d} Spark jobs  driver peak {self.driver_peak / 2**30:5.2f}"
-                f" GiB  JVM peak {self.jvm_peak / 2**30:5.2f} GiB  CPU s: driver {self.cpu[0]:.0f}, JVM {self.cpu[1]:.0f},"
-                f" Python workers {self.cpu[2]:.0f}")
+                f" GiB  JVM peak {self.jvm_peak / 2**30:5.2f} GiB  CPU s: driver {driver:.0f}, JVM {jvm:.0f},"
+                f" Python workers {workers:.0f}")
 
 
 def _peak_rss(pid: int) -> int:
@@ -93,9 +95,9 @@ def _peak_rss(pid: int) -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 if pid == os.getpid() else 0
 
 
-def job_sites(spark, first: int, top: int) -> list[tuple[int, float, str]]:
-    """(jobs, seconds, call site | description) of the jobs after ``first``, most frequent first, from the Spark UI's
-    REST API (numbers in descriptions read N: Delta's name a version or a table)."""
+def job_sites(spark, first: int, last: int, top: int) -> list[tuple[int, float, str]]:
+    """(jobs, seconds, call site | description) of the jobs after ``first`` up to ``last``, most frequent first, from
+    the Spark UI's REST API (numbers in descriptions read N: Delta's name a version or a table)."""
     import json
     import urllib.request
 
@@ -103,7 +105,7 @@ def job_sites(spark, first: int, top: int) -> list[tuple[int, float, str]]:
     if not ui:
         return []
     with urllib.request.urlopen(f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/jobs") as answer:
-        jobs = [j for j in json.load(answer) if j["jobId"] > first]
+        jobs = [j for j in json.load(answer) if first < j["jobId"] <= last]
     sites: dict[str, list[float]] = {}
     for j in jobs:
         took = (_ms(j.get("completionTime")) - _ms(j.get("submissionTime"))) / 1000
@@ -221,7 +223,8 @@ def main() -> int:
     for stage, took in by_stage(steps).items():
         share = f", {took / meters['floor'].seconds:.1f}× the floor" if "floor" in meters else ""
         print(f"  {stage:42} {took:7.1f} s ({took / max(total, 1e-9):.0%}{share})")
-    for n, took, site in job_sites(spark, meters["pipeline"].first_job, args.sites) if args.sites else ():
+    plain = meters["pipeline"]  # the last plain night's call sites, not the variants' after it
+    for n, took, site in job_sites(spark, plain.first_job, plain.last_job, args.sites) if args.sites else ():
         print(f"  {n:5d} jobs {took:7.1f} s  {site}")
     print("pipeline " + ("succeeded" if ok else "FAILED"))
     return 0 if ok else 1

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from lb_pipeline.settings import spark_settings_from_env
 from tests.conftest import DEMO_DAY, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +101,7 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
     with standalone_cluster(tmp / "standalone", stop) as (master, work):
         log = tmp / "third.log"
         third = main_command(landing, lake, reports, log, LB_SPARK_MASTER=master,
-                             LB_SPARK_CONF=json.dumps({**json.loads(ENV["LB_SPARK_CONF"]),
+                             LB_SPARK_CONF=json.dumps({**spark_settings_from_env(ENV).conf,
                                                         "spark.executor.memory": "2g", "spark.cores.max": "2"}))
         lock = lake / ".locks" / f"{DEMO_DAY}.lock"
         _until(lambda: lock.is_file() and f"pid {third.pid} " in lock.read_text(), third, stop, log, timeout=300)

@@ -20,7 +20,7 @@ from lb_pipeline.settings import SparkSettings, spark_settings_from_env
 # compiling a class per projection cost more than running it (docs/benchmarks.md: a warm demo night's JVM spent 40 %
 # of its CPU in code generation). Results are the same either way; it is Spark's own fallback path.
 TEST_SPARK_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
-os.environ["LB_SPARK_CONF"] = json.dumps({**TEST_SPARK_CONF, **json.loads(os.environ.get("LB_SPARK_CONF") or "{}")})
+os.environ["LB_SPARK_CONF"] = json.dumps({**TEST_SPARK_CONF, **spark_settings_from_env().conf})
 
 DEMO_DAY = "2026-01-15"
 DEMO_SNAPSHOTS = 4
