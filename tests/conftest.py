@@ -1,7 +1,7 @@
 """Shared fixtures: one SparkSession for the whole run, one generated demo history, and one materialization of
 the asset graph into a temporary lake that the bronze and silver tests read (Spark jobs cost ~1 s each here,
-so the graph runs once, not once per test). The nights that tests only inspect run beside the rest, in the
-background (``tests/background.py``)."""
+so the graph runs once, not once per test); the real recording's night holds the 100-broker cluster as well. The
+nights that tests only inspect run beside the rest, in the background (``tests/background.py``)."""
 
 import json
 import os
@@ -83,6 +83,40 @@ def pipeline_run(spark, demo_landing, tmp_path_factory):
         instance=dg.DagsterInstance.ephemeral(),
     )
     return result, lake_root, reports_root
+
+
+# The night of the first real Pulsar 4.0.7 recording (tests/fixtures/real-pulsar-4.0.7, cluster lbtest, exactly as the
+# first collector wrote it) and, beside it in the same landing and night, a generated cluster of M's broker count
+# (cluster hundred: few topics and two snapshots, since the report's size is set by the brokers): one night's fixed
+# cost for both, each test reading its own cluster.
+REAL_FIXTURE = Path(__file__).parent / "fixtures" / "real-pulsar-4.0.7"
+REAL_DAY = "2026-11-22"
+HUNDRED_SHAPE = dict(brokers=100, topics=3_000, snapshots=2, interval_minutes=60, bundles_per_namespace=(4, 8),
+                     topics_per_namespace=150)
+
+
+@pytest.fixture(scope="session")
+def real_and_hundred_night(spark, tmp_path_factory):
+    """(result, lake, reports root) of the whole graph, checks included, on the real recording and the 100 brokers."""
+    import shutil
+
+    import dagster as dg
+
+    from assets.definitions import all_assets
+    from assets.quality import checks
+    from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
+    from lb_pipeline.snapshots.generate import Preset, generate
+    from lb_pipeline.spark.lake import Lake
+
+    tmp = tmp_path_factory.mktemp("real-and-hundred")
+    landing = Path(shutil.copytree(REAL_FIXTURE, tmp / "landing"))
+    generate(landing, Preset("M-brokers", **HUNDRED_SHAPE), seed=3, start=f"{REAL_DAY}T08:00:00Z",
+             cluster_name="hundred")
+    result = dg.materialize([*all_assets, *checks], partition_key=REAL_DAY, instance=dg.DagsterInstance.ephemeral(),
+                            resources={"spark": SparkResource(), "lake": LakeResource(root=str(tmp / "lake")),
+                                       "landing": LandingResource(path=str(landing)),
+                                       "reports": ReportsResource(path=str(tmp / "reports"))})
+    return result, Lake(str(tmp / "lake")), tmp / "reports"
 
 
 @pytest.fixture(scope="session")

@@ -3,46 +3,30 @@ brokers lead, the calm ones fold away, every section still opens, and the page s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from lb_pipeline.report.heat import natural_key
+from tests.conftest import REAL_DAY as DAY
 from tests.test_report import OUT
 from tests.test_report_browser import _chromium
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser]
-DAY = "2026-03-02"
-# M's broker count; few topics and two snapshots keep the night short (the report's size is set by the brokers)
-SHAPE = dict(brokers=100, topics=3_000, snapshots=2, interval_minutes=60, bundles_per_namespace=(4, 8),
-             topics_per_namespace=150)
+CLUSTER = "hundred"  # M's broker count, in the night of the real recording (conftest.real_and_hundred_night)
 
 
 @pytest.fixture(scope="module")
-def hundred_brokers(spark, tmp_path_factory):
-    import dagster as dg
-
-    from assets.definitions import all_assets
-    from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
-    from lb_pipeline.snapshots.generate import Preset, generate
-    from lb_pipeline.spark.lake import Lake
-
-    landing, lake_root, reports = (tmp_path_factory.mktemp(n) for n in ("landing-100", "lake-100", "reports-100"))
-    generate(landing, Preset("M-brokers", **SHAPE), seed=3, start=f"{DAY}T08:00:00Z", cluster_name="hundred")
-    result = dg.materialize(all_assets, partition_key=DAY, instance=dg.DagsterInstance.ephemeral(),
-                            resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake_root)),
-                                       "landing": LandingResource(path=str(landing)),
-                                       "reports": ReportsResource(path=str(reports))})
+def hundred_brokers(real_and_hundred_night):
+    result, lake, reports = real_and_hundred_night
     assert result.success
-    (report,) = sorted(Path(reports).glob(f"*/{DAY}.html"))
-    return report, Lake(str(lake_root))
+    return reports / CLUSTER / f"{DAY}.html", lake
 
 
 def test_a_100_broker_night_reads_hottest_first_with_the_calm_brokers_folded(hundred_brokers, spark):
     from playwright.sync_api import sync_playwright
 
     report, lake = hundred_brokers
-    summary = [r.asDict() for r in lake.read(spark, "gold", "broker_load_summary", DAY).collect()]
+    summary = [r.asDict() for r in lake.read(spark, "gold", "broker_load_summary", DAY)
+               .where(f"cluster = '{CLUSTER}'").collect()]
     assert len(summary) >= 100  # and any broker the night added
     ranked = sorted(summary, key=lambda r: (-r["peak_max_usage"], natural_key(r["broker"])))
     with sync_playwright() as p:

@@ -58,3 +58,29 @@ def test_marking_the_rows_shuffles_them_once_per_key_and_spells_out_reasons_only
     broken = row_rules.rejected(marked.where("_rule IS NOT NULL"), "broker_reports", df.columns).collect()
     assert [(r.field, r.reason) for r in broken] == [("broker", "expected one row per (cluster, snapshot_ts, broker), "
                                                                 "got 2 (expectations/bronze.broker_reports.json)")] * 2
+
+
+def test_rules_with_quotes_backslashes_and_float_bounds_judge_and_name_values_exactly(spark, monkeypatch):
+    """The rules are SQL text: a value set or a reason holding quotes and backslashes, a bound written as a float,
+    each compares and reads back as the suite wrote it."""
+    from lb_pipeline.quality import row_rules
+
+    names = ["it's", "a\\b", 'say "x"']
+    rules = ({"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "v", "value_set": names}},
+             {"type": "expect_column_values_to_be_between", "kwargs": {"column": "n", "min_value": 0.5,
+                                                                        "max_value": 1e15}},
+             {"type": "expect_column_values_to_be_between", "kwargs": {"column": "i", "min_value": 3_000_000_000}})
+    monkeypatch.setattr(row_rules, "rules", lambda table: rules)
+    rows = [(v, n, 3_000_000_000, "c") for v, n in zip(names, (0.5, 1e15, 7.0))]
+    rows += [("it''s", 1.0, 3_000_000_000, "c"), ("a\\\\b", 1.0, 3_000_000_000, "c"), ("ok", 0.25, 3_000_000_000, "c"),
+             ("ok", float("nan"), 3_000_000_000, "c"), ("ok", 2e15, 3_000_000_000, "c"), ("ok", 1.0, 2_999_999_999, "c")]
+    rows = [(v if v != "ok" else names[0], *rest) for v, *rest in rows]
+    df = spark.createDataFrame(rows, "v string, n double, i bigint, cluster string").selectExpr(
+        "*", "CAST(NULL AS timestamp) AS snapshot_ts", "'2026-01-15' AS snapshot_date", "'f' AS source_file")
+    marked = df.withColumn("_rule", row_rules.first_rule("t", df.columns))
+    assert [r._rule for r in marked.collect()] == [None, None, None, 0, 0, 1, 1, 1, 2]
+    broken = row_rules.rejected(marked.where("_rule IS NOT NULL"), "t", ["v", "n", "i"]).collect()
+    assert [r.reason.split(", got ")[1].split(" (expectations")[0] for r in broken] == [
+        "it''s", "a\\\\b", "0.25", "NaN", "2.0E15", "2999999999"]
+    assert broken[0].reason.startswith(f"expected one of {names}, got ")
+    assert [r.field for r in broken] == ["v", "v", "n", "n", "n", "i"]
