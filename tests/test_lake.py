@@ -57,6 +57,35 @@ def test_the_newest_commit_read_from_the_log_is_what_delta_history_says(spark, t
     assert written.rows == int(last["operationMetrics"]["numOutputRows"])
 
 
+def test_a_year_of_commits_is_listed_with_a_handful_of_calls_into_the_jvm(spark, tmp_path, monkeypatch):
+    """A table read or written every night lists its log each time: the calls into the JVM do not grow with it."""
+    import os
+
+    from py4j.clientserver import ClientServerConnection
+
+    from lb_pipeline.spark.lake import _Log
+
+    log = tmp_path / "gold" / "t" / "_delta_log"
+    (log / "_staged_commits").mkdir(parents=True)
+    for v in range(365):
+        for suffix in (".json", ".crc") + ((".checkpoint.parquet",) if v % 10 == 0 else ()):
+            (log / f"{v:020d}{suffix}").write_text("{}")
+    (log / "_last_checkpoint").write_text("{}")
+    (log / f".{365:020d}.json.tmp").write_text("{}")  # a commit being written: not one yet
+    os.utime(log / f"{364:020d}.json", (1_700_000_000, 1_700_000_000))
+    calls = []
+    send = ClientServerConnection.send_command
+    monkeypatch.setattr(ClientServerConnection, "send_command", lambda self, cmd: calls.append(cmd) or send(self, cmd))
+    listed = _Log(spark, str(tmp_path / "gold" / "t"))
+    versions, newest = listed.versions(), listed.newest()
+    assert versions == list(range(364, -1, -1)) and newest == (364, 1_700_000_000_000)
+    assert len(calls) < 10, len(calls)
+    assert _Log(spark, str(tmp_path / "gold" / "none")).newest() is None
+    # the same log through Hadoop's file system (as on an object store): the same answer
+    monkeypatch.setattr(_Log, "_local", lambda self: None)
+    assert listed.versions() == versions and listed.newest() == newest
+
+
 def test_a_write_that_commits_nothing_reports_no_rows_not_the_commit_before_it(spark, tmp_path):
     """Delta commits nothing for a write that adds and removes no file (an empty day, written again or for the
     first time): the newest commit is another write's, whose rows must not be reported as this one's."""

@@ -35,7 +35,8 @@ def test_every_table_lands_and_nothing_is_quarantined(real_run, spark):
                                    "broker_load_summary"]}.items():
         empty += [f"{layer}/{t}" for t in tables if _mine(lake.read(spark, layer, t, DAY)).count() == 0]
     assert empty == [] and lake.read(spark, "gold", "validation_results", DAY).count() > 0
-    assert _mine(lake.read(spark, "bronze", "snapshots", DAY)).count() == 8  # every manifest (ms-precise times) accepted
+    # every manifest (ms-precise times) accepted
+    assert _mine(lake.read(spark, "bronze", "snapshots", DAY)).count() == 8
     assert lake.read(spark, "bronze", "quarantine", DAY).count() == 0  # neither cluster's
     assert _mine(lake.read(spark, "bronze", "bundle_data", DAY)).count() == 0
 

@@ -72,8 +72,9 @@ def test_rules_with_quotes_backslashes_and_float_bounds_judge_and_name_values_ex
              {"type": "expect_column_values_to_be_between", "kwargs": {"column": "i", "min_value": 3_000_000_000}})
     monkeypatch.setattr(row_rules, "rules", lambda table: rules)
     rows = [(v, n, 3_000_000_000, "c") for v, n in zip(names, (0.5, 1e15, 7.0))]
-    rows += [("it''s", 1.0, 3_000_000_000, "c"), ("a\\\\b", 1.0, 3_000_000_000, "c"), ("ok", 0.25, 3_000_000_000, "c"),
-             ("ok", float("nan"), 3_000_000_000, "c"), ("ok", 2e15, 3_000_000_000, "c"), ("ok", 1.0, 2_999_999_999, "c")]
+    rows += [("it''s", 1.0, 3_000_000_000, "c"), ("a\\\\b", 1.0, 3_000_000_000, "c"),
+             ("ok", 0.25, 3_000_000_000, "c"), ("ok", float("nan"), 3_000_000_000, "c"), ("ok", 2e15, 3_000_000_000, "c"),
+             ("ok", 1.0, 2_999_999_999, "c")]
     rows = [(v if v != "ok" else names[0], *rest) for v, *rest in rows]
     df = spark.createDataFrame(rows, "v string, n double, i bigint, cluster string").selectExpr(
         "*", "CAST(NULL AS timestamp) AS snapshot_ts", "'2026-01-15' AS snapshot_date", "'f' AS source_file")
