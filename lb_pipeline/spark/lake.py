@@ -195,9 +195,10 @@ class _Log:
         self._fs = self._log.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
     def versions(self) -> list[int]:
-        """Every commit's version, newest first. A lake on the local file system is listed by Python: through the
-        JVM, a log of a year of nights (365 commits, their checksums and checkpoints) cost some 2,600 calls, about
-        a second, each time a table was read or written. Elsewhere (an object store) Hadoop lists the commits only."""
+        """Every commit's version, newest first. A lake on the local file system is listed by Python: file by file
+        through the JVM, a log of a year of nights (365 commits, their checksums and checkpoints) took 4,700 calls
+        into it and 1.0-1.3 s each time a table was read or written (8 calls and 6 ms now). Elsewhere (an object
+        store) Hadoop lists the commits only (1,485 calls, 0.4 s on that log)."""
         local = self._local()
         if local is not None:
             names = os.listdir(local)
