@@ -63,26 +63,28 @@ def fortnight_landing(tmp_path_factory) -> list[Path]:
     return generate(tmp_path_factory.mktemp("fortnight"), "demo", seed=3, snapshots=4, days=14)
 
 
-@pytest.fixture(scope="session")
-def pipeline_run(spark, demo_landing, tmp_path_factory):
-    """The whole asset graph materialized for the demo day with ``dg.materialize`` against a temporary lake."""
+def whole_night(landing: Path, day: str, lake_root: Path, reports_root: Path):
+    """The whole asset graph, checks included, materialized for ``day`` with ``dg.materialize`` in this process."""
     import dagster as dg
 
     from assets.definitions import all_assets
+    from assets.quality import checks
     from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 
-    from assets.quality import checks
-
-    lake_root, reports_root = tmp_path_factory.mktemp("lake"), tmp_path_factory.mktemp("reports")
-    result = dg.materialize(
+    return dg.materialize(
         [*all_assets, *checks],
-        partition_key=DEMO_DAY,
+        partition_key=day,
         resources={"spark": SparkResource(), "lake": LakeResource(root=str(lake_root)),
-                   "landing": LandingResource(path=str(demo_landing)),
-                   "reports": ReportsResource(path=str(reports_root))},
+                   "landing": LandingResource(path=str(landing)), "reports": ReportsResource(path=str(reports_root))},
         instance=dg.DagsterInstance.ephemeral(),
     )
-    return result, lake_root, reports_root
+
+
+@pytest.fixture(scope="session")
+def pipeline_run(spark, demo_landing, tmp_path_factory):
+    """The whole asset graph materialized for the demo day against a temporary lake."""
+    lake_root, reports_root = tmp_path_factory.mktemp("lake"), tmp_path_factory.mktemp("reports")
+    return whole_night(demo_landing, DEMO_DAY, lake_root, reports_root), lake_root, reports_root
 
 
 # The night of the first real Pulsar 4.0.7 recording (tests/fixtures/real-pulsar-4.0.7, cluster lbtest, exactly as the
@@ -100,11 +102,6 @@ def real_and_hundred_night(spark, tmp_path_factory):
     """(result, lake, reports root) of the whole graph, checks included, on the real recording and the 100 brokers."""
     import shutil
 
-    import dagster as dg
-
-    from assets.definitions import all_assets
-    from assets.quality import checks
-    from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
     from lb_pipeline.snapshots.generate import Preset, generate
     from lb_pipeline.spark.lake import Lake
 
@@ -112,10 +109,7 @@ def real_and_hundred_night(spark, tmp_path_factory):
     landing = Path(shutil.copytree(REAL_FIXTURE, tmp / "landing"))
     generate(landing, Preset("M-brokers", **HUNDRED_SHAPE), seed=3, start=f"{REAL_DAY}T08:00:00Z",
              cluster_name="hundred")
-    result = dg.materialize([*all_assets, *checks], partition_key=REAL_DAY, instance=dg.DagsterInstance.ephemeral(),
-                            resources={"spark": SparkResource(), "lake": LakeResource(root=str(tmp / "lake")),
-                                       "landing": LandingResource(path=str(landing)),
-                                       "reports": ReportsResource(path=str(tmp / "reports"))})
+    result = whole_night(landing, REAL_DAY, tmp / "lake", tmp / "reports")
     return result, Lake(str(tmp / "lake")), tmp / "reports"
 
 

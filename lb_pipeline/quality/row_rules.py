@@ -158,23 +158,27 @@ def mark(table: str, rows, eligible=None):
     viewed = viewed.withColumn("_eligible", F.lit(True) if eligible is None else eligible)
     viewed = viewed.select("*", *[F.count(F.lit(1)).over(Window.partitionBy(*e["kwargs"]["column_list"], "_eligible"))
                                   .alias(count_column(k)) for k, e in checked if e["type"] == UNIQUE])
-    first = ", ".join(f"CASE WHEN `_eligible` AND {_violates(k, e)} THEN {k} END" for k, e in checked)
-    return viewed.withColumn("_rule", F.expr(f"coalesce({first})")).drop("_eligible")
+    first = _first("INT", [f"CASE WHEN `_eligible` AND {_violates(k, e)} THEN {k} END" for k, e in checked])
+    return viewed.withColumn("_rule", first).drop("_eligible")
 
 
 def first_rule(table: str, columns_present, skip: int | None = None):
     """The Column ``mark`` computes as ``_rule`` (the first critical rule a row breaks), on a frame with these
     columns, leaving out rule ``skip``."""
-    from pyspark.sql import functions as F
-
     checked = [(k, e) for k, e in enumerate(rules(table)) if k != skip
                and (count_column(k) if e["type"] == UNIQUE else e["kwargs"]["column"]) in columns_present]
-    whens = [f"CASE WHEN {_violates(k, e)} THEN {k} END" for k, e in checked]
-    return F.expr(f"coalesce({', '.join(['CAST(NULL AS INT)', *whens])})")
+    return _first("INT", [f"CASE WHEN {_violates(k, e)} THEN {k} END" for k, e in checked])
 
 
 # The rules' Columns are written as SQL text, one ``F.expr`` each: built from ``F`` functions, every rule cost a
 # dozen calls into the JVM, 12,600 of them an ingest of four demo snapshots, a third of its time.
+def _first(sql_type: str, cases: list[str]):
+    """The Column of the first non-null of ``cases`` (SQL), null of ``sql_type`` when none holds."""
+    from pyspark.sql import functions as F
+
+    return F.expr(f"coalesce({', '.join([f'CAST(NULL AS {sql_type})', *cases])})")
+
+
 def _name(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
@@ -230,11 +234,9 @@ def rejected(marked, table: str, table_columns: list[str]):
             return f"CAST({_name(count_column(k))} AS STRING)"
         return f"coalesce(CAST({_name(e['kwargs']['column'])} AS STRING), 'None')"
 
-    field = F.expr("coalesce(" + ", ".join(["CAST(NULL AS STRING)", *[
-        f"CASE WHEN `_rule` = {k} THEN {_literal(field_of(e))} END" for k, e in checked]]) + ")")
-    reason = F.expr("coalesce(" + ", ".join(["CAST(NULL AS STRING)", *[
-        f"CASE WHEN `_rule` = {k} THEN concat({_literal(describe(e) + ', got ')}, {got(k, e)}, "
-        f"{_literal(f' (expectations/{suite}.json)')}) END" for k, e in checked]]) + ")")
+    field = _first("STRING", [f"CASE WHEN `_rule` = {k} THEN {_literal(field_of(e))} END" for k, e in checked])
+    reason = _first("STRING", [f"CASE WHEN `_rule` = {k} THEN concat({_literal(describe(e) + ', got ')}, {got(k, e)}, "
+                               f"{_literal(f' (expectations/{suite}.json)')}) END" for k, e in checked])
     return marked.select(
         "cluster", "snapshot_ts", "snapshot_date", "source_file", F.lit(table).alias("bronze_table"),
         field.alias("field"), reason.alias("reason"),
