@@ -1,0 +1,165 @@
+"""The modular leader's per-bundle averages rebuilt sample by sample from every load report the brokers wrote.
+
+A probe record (``tests/fixtures/probe_reports.py``, ``record-real.sh`` with ``PROBE=1``) holds every write of each
+broker's load report (``/loadbalance/brokers/<broker>``) and of the leader's stored ``BundleData``
+(``/loadbalance/bundle-data/...``), in the metadata store's order (``zxid``). The leader (``ModularLoadManagerImpl``,
+Pulsar 4.0) samples every bundle some report lists, from that report's ``lastStats``:
+
+* on each report write (``handleDataNotification`` → ``updateAll`` → ``updateBundleData``), and once more just
+  before it stores its copies (``writeBundleDataOnZooKeeper``, every ``loadBalancerResourceQuotaUpdateIntervalMinutes``);
+* a bundle no report lists is dropped and its stored copy deleted; a bundle first listed takes its stored copy if
+  there is one, else Pulsar's default seed, then the sample (``getBundleDataOrDefault``).
+
+``replay`` applies exactly that with ``time_average.update`` and sets each stored copy beside the rebuilt one, and
+lists each move's first samples on the new owner next to the rates the old owner reported before it: the rates a
+moved bundle shows right after a move, which no snapshot a minute catches (``docs/validation.md``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from lb_pipeline.algorithms import time_average as ta
+from lb_pipeline.model.javahash import concurrent_hash_map_order
+
+BROKERS = "/loadbalance/brokers/"
+BUNDLE_DATA = "/loadbalance/bundle-data/"
+# the field of each of time_average.FIELDS in a report's lastStats and in a stored TimeAverageMessageData
+STATS = {"msg_rate_in": "msgRateIn", "msg_rate_out": "msgRateOut", "msg_throughput_in": "msgThroughputIn",
+         "msg_throughput_out": "msgThroughputOut"}
+WINDOWS = {"short": ta.SHORT_SAMPLES, "long": ta.LONG_SAMPLES}
+BATCH_MS = 3000  # the stored copies of one writeBundleDataOnZooKeeper come within this of each other
+
+
+def read(path: str | Path) -> list[dict]:
+    """The probe's writes, in the store's order."""
+    path = Path(path)
+    with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")) as f:
+        return sorted((json.loads(line) for line in f if line.strip()), key=lambda w: w["zxid"])
+
+
+@dataclass(frozen=True)
+class StoredCheck:
+    """One stored ``BundleData`` beside the rebuilt one at the moment it was written (rates: in + out, msg/s)."""
+    bundle: str
+    mtime: int
+    window: str
+    stored_samples: int
+    rebuilt_samples: int
+    stored_rate: float
+    rebuilt_rate: float
+
+    @property
+    def relative_error(self) -> float:
+        return abs(self.rebuilt_rate - self.stored_rate) / max(abs(self.stored_rate), 1e-9)
+
+
+@dataclass(frozen=True)
+class FirstSample:
+    """A bundle's first sample on the broker it moved to, beside what its old owner last reported (in + out msg/s)."""
+    bundle: str
+    moved_ms: int  # the store's time of the new owner's first report that lists it
+    source: str
+    destination: str
+    before: float  # median of the old owner's last (up to five) samples
+    first: float  # the new owner's first
+    second: float | None  # and its next, if any
+    restarted: bool  # the leader had dropped the bundle's averages: the first sample is its whole history
+
+    @property
+    def ratio(self) -> float:
+        return self.first / self.before if self.before > 0 else float("nan")
+
+
+class _Leader:
+    def __init__(self):
+        self.reports: dict[str, dict] = {}  # broker → lastStats, as last written
+        self.stored: dict[str, dict] = {}  # bundle → the stored copy last written (until the leader deletes it)
+        self.averages: dict[str, dict[str, tuple[int, list[float]]]] = {}  # bundle → window → (n, FIELDS)
+
+    def _start(self, bundle: str) -> dict[str, tuple[int, list[float]]]:
+        copy = self.stored.get(bundle)
+        if copy is None:
+            return {w: (0, [ta.DEFAULT_SEED[f] for f in ta.FIELDS]) for w in WINDOWS}
+        return {w: (int(copy[f"{w}TermData"]["numSamples"]), [float(copy[f"{w}TermData"][STATS[f]]) for f in ta.FIELDS])
+                for w in WINDOWS}
+
+    def sample(self) -> set[str]:
+        """``updateBundleData``; returns the bundles whose averages started (again) with this sample."""
+        active, started = set(), set()
+        for broker in concurrent_hash_map_order(self.reports):  # loadData's brokers: a bundle two reports list
+            for bundle, s in self.reports[broker].items():       # (old and new owner) is sampled in this order
+                active.add(bundle)
+                if bundle not in self.averages:
+                    self.averages[bundle] = self._start(bundle)
+                    started.add(bundle)
+                current = self.averages[bundle]
+                for w, size in WINDOWS.items():
+                    n, values = current[w]
+                    out = [ta.update(n, v, float(s[STATS[f]]), 1, size) for f, v in zip(ta.FIELDS, values)]
+                    current[w] = (out[0][0], [v for _, v in out])
+        for bundle in set(self.averages) - active:
+            del self.averages[bundle]
+            self.stored.pop(bundle, None)
+        return started
+
+
+def _rate(values) -> float:
+    return values[ta.FIELDS.index("msg_rate_in")] + values[ta.FIELDS.index("msg_rate_out")]
+
+
+def replay(writes: list[dict], at=()) -> tuple[list[StoredCheck], list[FirstSample], dict[int, dict]]:
+    """Every stored copy beside the rebuilt averages, every move's first samples on its new owner, and the leader's
+    averages as they stood at each time of ``at`` (epoch ms): bundle → window → (numSamples, FIELDS)."""
+    leader = _Leader()
+    pending, states = sorted(at), {}
+    checks: list[StoredCheck] = []
+    seen: dict[str, list[tuple[str, float, bool]]] = {}  # bundle → its samples: (broker, rate, started)
+    moves: list[tuple[str, int, str, str, int]] = []  # bundle, time, source, destination, index of its first sample
+    batch = None
+    for w in writes:
+        while pending and pending[0] < w["mtime"]:
+            states[pending.pop(0)] = {b: dict(v) for b, v in leader.averages.items()}
+        path = w["path"]
+        if path.startswith(BUNDLE_DATA):
+            if batch is None or w["mtime"] - batch > BATCH_MS:
+                batch = w["mtime"]
+                leader.sample()
+            bundle, copy = path[len(BUNDLE_DATA):], w["data"]
+            rebuilt = leader.averages.get(bundle)
+            if rebuilt is not None:
+                for name in WINDOWS:
+                    stored = copy[f"{name}TermData"]
+                    checks.append(StoredCheck(bundle, w["mtime"], name, int(stored["numSamples"]), rebuilt[name][0],
+                                              float(stored["msgRateIn"]) + float(stored["msgRateOut"]),
+                                              _rate(rebuilt[name][1])))
+            leader.stored[bundle] = copy
+            continue
+        if not path.startswith(BROKERS):
+            continue
+        batch = None
+        broker = path[len(BROKERS):]
+        stats = w["data"].get("lastStats") or {}
+        for bundle in stats:
+            history = seen.setdefault(bundle, [])
+            last = next((b for b, _, _ in reversed(history) if b != "?"), None)
+            if last is not None and last != broker and bundle not in leader.reports.get(broker, {}):
+                moves.append((bundle, w["mtime"], last, broker, len(history)))
+        leader.reports[broker] = stats
+        started = leader.sample()
+        for bundle, s in stats.items():
+            seen[bundle].append((broker, float(s["msgRateIn"]) + float(s["msgRateOut"]), bundle in started))
+    states.update({t: {b: dict(v) for b, v in leader.averages.items()} for t in pending})
+    firsts = []
+    for bundle, t, source, destination, k in moves:
+        history = seen[bundle]
+        before = [r for b, r, _ in history[:k] if b == source][-5:]
+        after = [(r, started) for b, r, started in history[k:] if b == destination]
+        if before and after:
+            firsts.append(FirstSample(bundle, t, source, destination, statistics.median(before), after[0][0],
+                                      after[1][0] if len(after) > 1 else None, after[0][1]))
+    return checks, firsts, states

@@ -1,0 +1,131 @@
+"""The modular leader's averages rebuilt from every load report the brokers wrote (tests/fixtures/real-probe: a real
+three-broker Pulsar 4.0.7 cluster under ThresholdShedder, recorded by ``record-real.sh`` with ``PROBE=1``)."""
+
+import json
+import re
+import statistics
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from lb_pipeline.simulation import leader_samples as ls
+
+RUN = Path(__file__).parent / "fixtures" / "real-probe"
+UNLOAD = re.compile(r"^(\S+)Z .*\[ThresholdShedder\] Unloading bundle: (\S+) from broker (\S+) to dest broker (\S+)")
+
+
+@pytest.fixture(scope="module")
+def writes():
+    return ls.read(RUN / "probe.jsonl.gz")
+
+
+def _unloads() -> list[tuple[int, str, str]]:
+    """(epoch ms, bundle, broker) of every unload the leader logged."""
+    lines = {line for log in RUN.glob("landing/*/*/logs/*.log") for line in log.read_text().splitlines()}
+    out = []
+    for line in sorted(lines):
+        if m := UNLOAD.match(line):
+            at = datetime.fromisoformat(m.group(1)).replace(tzinfo=timezone.utc)
+            out.append((int(at.timestamp() * 1000), m.group(2), m.group(3)))
+    return out
+
+
+def test_every_stored_bundle_data_is_the_replay_of_the_reports_written_before_it(writes):
+    """Each time a broker rewrote its report the leader sampled every bundle any report listed, in its brokers'
+    map order, and once more before storing its copies: replayed so, every stored copy of the workload's bundles
+    is reproduced, sample count and averages (float rounding apart), moves and overlaps included."""
+    checks, _, _ = ls.replay(writes)
+    workload = [c for c in checks if c.bundle.startswith("lb/")]
+    assert len(workload) >= 400 and {c.window for c in workload} == {"short", "long"}
+    assert [c for c in workload if c.stored_samples != c.rebuilt_samples] == []
+    assert max(c.relative_error for c in workload) < 1e-12
+    # the long window never filled: its averages are exact running means of every sample since the bundle appeared
+    assert max(c.stored_samples for c in workload if c.window == "long") > 50
+
+
+def test_a_moved_bundle_first_reports_more_than_it_carries_then_settles(writes):
+    """The new owner's first report of a moved bundle carries more than the old owner reported (the clients'
+    reconnection in a short stats window); its next report is back to the old rate. Whether the leader's averages
+    start again from that first sample depends on which broker wrote first: the old owner without the bundle (it
+    is dropped, the sample is its whole history) or the new owner with it (its averages go on)."""
+    _, firsts, _ = ls.replay(writes)
+    assert len(firsts) >= 12
+    ratios = [f.ratio for f in firsts]
+    assert min(ratios) > 1.0 and statistics.median(ratios) > 1.2 and max(ratios) > 2.0
+    settled = [f for f in firsts if f.second is not None]
+    assert all(abs(f.second / f.before - 1) < 0.15 for f in settled)
+    assert 0 < sum(f.restarted for f in firsts) < len(firsts)
+
+
+def test_the_leaders_averages_when_it_shed_put_the_bundle_it_unloaded_first(writes):
+    """ThresholdShedder unloads a broker's bundles by their short-term throughput, highest first: at each logged
+    unload the rebuilt averages rank the unloaded bundle first among the broker's bundles not unloaded within the
+    grace period, where two hot bundles of the same traffic differed by a few per cent (the pair's order)."""
+    unloads = _unloads()
+    assert len(unloads) >= 3
+    _, _, states = ls.replay(writes, at=[t for t, _, _ in unloads])
+    assert "GracePeriod" not in json.loads((RUN / "recording.json").read_text())["overrides"]
+    grace_ms = 120_000  # pulsar-real's loadBalancerSheddingGracePeriodMinutes (2)
+    unloaded: dict[str, int] = {}
+    margins = []
+    for t, bundle, broker in unloads:
+        report = next(w["data"] for w in reversed(writes) if w["mtime"] < t and w["path"] == ls.BROKERS + broker)
+        averages = states[t]
+        throughput = {b: sum(averages[b]["short"][1][2:]) for b in report["bundles"]
+                      if b in averages and b.startswith("lb/") and t - unloaded.get(b, -10**15) > grace_ms}
+        ranked = sorted(throughput, key=throughput.get, reverse=True)
+        assert ranked[0] == bundle, (t, bundle, ranked[:3])
+        margins.append(throughput[ranked[0]] / throughput[ranked[1]] - 1)
+        unloaded[bundle] = t
+    assert min(margins) < 0.1  # a near tie the snapshots alone could not order
+
+
+class _Stat:
+    def __init__(self, zxid: int):
+        self.mzxid, self.mtime, self.version = zxid, 1_000 + zxid, zxid
+
+
+class _Store:
+    """``get_children``/``get`` as kazoo answers them, over path → (bytes, zxid)."""
+
+    def __init__(self, nodes: dict[str, tuple[bytes, int]]):
+        self.nodes = nodes
+
+    def get_children(self, path: str) -> list[str]:
+        from kazoo.exceptions import NoNodeError
+
+        kids = {p[len(path) + 1:].split("/")[0] for p in self.nodes if p.startswith(path + "/")}
+        if not kids and path not in self.nodes:
+            raise NoNodeError(path)
+        return sorted(kids)
+
+    def get(self, path: str):
+        raw, zxid = self.nodes[path]
+        return raw, _Stat(zxid)
+
+
+def test_the_probe_keeps_each_write_once_in_the_stores_order_cut_to_what_the_leader_reads(tmp_path):
+    import importlib.util
+    from io import StringIO
+
+    spec = importlib.util.spec_from_file_location("probe_reports", Path(__file__).parent / "fixtures" / "probe_reports.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    report = lambda rate: json.dumps({"msgRateIn": rate, "lastStats": {"t/n/0x0_0x1": {"msgRateIn": rate}},  # noqa: E731
+                                      "bundles": ["t/n/0x0_0x1"], "memory": {"usage": 1}}).encode()
+    store = _Store({"/loadbalance/brokers/b:8080": (report(1.0), 7), "/loadbalance/brokers/a:8080": (report(2.0), 5),
+                    "/loadbalance/bundle-data/t/n/0x0_0x1": (b'{"shortTermData": {}}', 6)})
+    seen, out = {}, StringIO()
+    assert probe.poll(store, seen, out, bundle_data=True) == 3
+    assert probe.poll(store, seen, out, bundle_data=True) == 0  # nothing written since
+    store.nodes["/loadbalance/brokers/b:8080"] = (report(3.0), 9)
+    assert probe.poll(store, seen, out, bundle_data=False) == 1
+    got = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [w["zxid"] for w in got] == [5, 6, 7, 9]
+    assert got[0]["data"] == {"msgRateIn": 2.0, "lastStats": {"t/n/0x0_0x1": {"msgRateIn": 2.0}},
+                              "bundles": ["t/n/0x0_0x1"]}  # the broker's memory is not what the leader samples
+    assert got[1]["path"] == "/loadbalance/bundle-data/t/n/0x0_0x1" and got[-1]["data"]["msgRateIn"] == 3.0
+    # the leader's replay reads what the probe wrote
+    (tmp_path / "probe.jsonl").write_text(out.getvalue())
+    assert [w["zxid"] for w in ls.read(tmp_path / "probe.jsonl")] == [5, 6, 7, 9]
