@@ -46,16 +46,19 @@ def broker_usage(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
     return dg.MaterializeResult(metadata=meta)
 
 
-@dg.asset(key=["silver", "bundle_time_averages"], deps=[key("bronze", "bundle_reports"), key("bronze", "bundle_data"),
-                                                       key("bronze", "snapshots"), key("bronze", "lb_events")],
+@dg.asset(key=["silver", "bundle_time_averages"], deps=[key("bronze", t) for t in ("bundle_reports", "bundle_data",
+                                                                                  "snapshots", "lb_events", "config",
+                                                                                  "broker_reports")],
           **options("stats"))
 def bundle_time_averages(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """The leader's short/long-term bundle averages: its stored BundleData brought up to each snapshot, else
     rebuilt from the series; the rebuild compared with the stored values."""
     day, s, lk = context.partition_key, spark.session, lake.lake
+    configs = day_configs(s, lk, day)
     df = time_averages.bundle_time_averages(
         *(lk.read(s, "bronze", t, day) for t in ("bundle_reports", "bundle_data")),
-        snapshots=lk.read(s, "bronze", "snapshots", day), events=lk.read(s, "bronze", "lb_events", day))
+        snapshots=lk.read(s, "bronze", "snapshots", day), events=lk.read(s, "bronze", "lb_events", day),
+        stored_every={c: configs[c].get_float("loadBalancerResourceQuotaUpdateIntervalMinutes") for c in configs})
     written, meta = write_table(s, lk, df, "silver", "bundle_time_averages", day)
     worst = written.agg({"long_msg_rate_rel_diff": "max"}).collect()[0][0]
     meta["max_long_term_rel_diff_vs_stored"] = dg.MetadataValue.float(float(worst or 0.0))

@@ -47,6 +47,9 @@ def test_without_stored_averages_the_cadence_is_the_logged_report_writes_else_on
     other = [{"kind": "unload", "event_ts": START}]
     logged = leader_averages(h, None, writes + other)
     assert logged.per_minute == pytest.approx(12 / 2) and "logged report writes" in logged.note()
+    # and the leader's own sample before each time it stores its averages (every minute here, every 15 by default)
+    assert leader_averages(h, None, writes + other, None, 1.0).per_minute == pytest.approx(12 / 2 + 1)
+    assert leader_averages(h, None, writes + other, None, 15.0).per_minute == pytest.approx(12 / 2 + 1 / 15)
     assert not logged.stored.any() and "default" in logged.note()
     plain = leader_averages(h, None, other)
     assert plain.per_minute == 1.0 and "one a minute" in plain.note()

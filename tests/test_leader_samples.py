@@ -129,3 +129,19 @@ def test_the_probe_keeps_each_write_once_in_the_stores_order_cut_to_what_the_lea
     # the leader's replay reads what the probe wrote
     (tmp_path / "probe.jsonl").write_text(out.getvalue())
     assert [w["zxid"] for w in ls.read(tmp_path / "probe.jsonl")] == [5, 6, 7, 9]
+
+
+def test_the_logged_report_writes_and_the_stored_writes_are_every_sample_the_leader_took(writes):
+    """Every report write left its log line, and the leader's samples of a bundle that lived through the record are
+    those writes and one more before each time it stored its averages: the cadence the simulation and
+    ``silver/bundle_time_averages`` take from the logs when no stored BundleData shows it."""
+    reports = [w for w in writes if w["path"].startswith(ls.BROKERS)]
+    lines = {line for log in RUN.glob("landing/*/*/logs/*.log") for line in log.read_text().splitlines()
+             if "Writing local data to metadata store because" in line}
+    assert len(lines) == len(reports)
+    stored = [w for w in writes if w["path"].startswith(ls.BUNDLE_DATA + "lb/ns-c16/0x10000000_0x20000000")]
+    first, last = stored[0], stored[-1]  # a bundle no move or split touched
+    reports_between = sum(1 for w in reports if first["mtime"] < w["mtime"] <= last["mtime"])
+    ticks_between = len(stored) - 1
+    grown = last["data"]["longTermData"]["numSamples"] - first["data"]["longTermData"]["numSamples"]
+    assert grown == reports_between + ticks_between

@@ -171,6 +171,13 @@ def test_the_stored_averages_take_the_samples_the_leader_took_since_it_wrote_the
     assert rows[1].seeded_from == "stored" and rows[1].samples_since_previous == 2
     assert rows[1].short_msg_rate_in == pytest.approx(update_loop(10, 100.0, 300.0, 2, 10)[1])
     assert rows[1].long_num_samples == 42
+    # the leader's own sample before each time it stores its averages comes on top of the logged writes
+    from lb_pipeline.transforms.time_averages import leader_cadence
+
+    cadence = lambda every: {r.snapshot_ts.minute: r.leader_samples_per_minute  # noqa: E731
+                             for r in leader_cadence(snaps, events, every).collect()}
+    assert cadence(None)[1] == 4.0 and cadence({"c": 1.0})[1] == 5.0 and cadence({"other": 1.0})[1] == 4.0
+    assert cadence({"c": 15.0})[1] == pytest.approx(4 + 1 / 15) and cadence({"c": 1.0})[0] is None  # no minute before
 
 
 def test_rebuilt_averages_match_the_stored_bundle_data_of_the_generated_day(lake, spark):

@@ -14,7 +14,9 @@ Both come from the ``BundleData`` the leader stores in the metadata store (``lb/
   from when the leader wrote them to the snapshot (``written``);
 * ``per_minute``: how fast ``numSamples`` grew between snapshots (per pair of snapshots the median over the bundles
   stored at both, whose long window is not full yet; summed over the pairs, divided by their minutes), else the
-  brokers' logged report writes a minute (every broker's ``Writing local data`` line), else one a minute.
+  brokers' logged report writes a minute (every broker's ``Writing local data`` line) and one sample per
+  ``loadBalancerResourceQuotaUpdateIntervalMinutes`` (the leader's own, before it stores its averages), else one a
+  minute.
 """
 
 from __future__ import annotations
@@ -88,11 +90,14 @@ def samples_per_minute(rows: pd.DataFrame) -> float | None:
 
 
 def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | None = None,
-                    written: dict[int, int] | None = None) -> LeaderAverages:
+                    written: dict[int, int] | None = None, stored_every: float | None = None) -> LeaderAverages:
     """``rows``: ``bronze/bundle_data`` rows (``COLUMNS``) of the history's snapshots, None or empty where none were
     collected; ``events``: the brokers' logged events (``bronze/lb_events`` rows), if collected;
     ``written``: snapshot time → when the leader wrote the ``BundleData`` it holds (epoch ms): the samples it took
-    between then and the snapshot are taken again, of the snapshot's traffic, as ``transforms.time_averages`` does."""
+    between then and the snapshot are taken again, of the snapshot's traffic, as ``transforms.time_averages`` does;
+    ``stored_every``: ``loadBalancerResourceQuotaUpdateIntervalMinutes``, the leader sampling once more before each
+    time it stores its averages (with the logged report writes, every sample of the probe record:
+    ``leader_samples``)."""
     S, N = len(history.times), len(history.bundles)
     stored = np.zeros((S, N), bool)
     samples = {w: np.zeros((S, N), np.int64) for w in WINDOWS.values()}
@@ -101,9 +106,11 @@ def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | Non
     rate = samples_per_minute(rows)
     source = "the growth of its stored numSamples"
     logged_per_minute = report_writes_per_minute(events or [], int(history.times[0]), int(history.times[-1]))
-    if rate is None:
-        rate, source = ((logged_per_minute, "the brokers' logged report writes") if logged_per_minute
-                        else (DEFAULT_PER_MINUTE, "one a minute: neither stored BundleData nor broker logs show it"))
+    if rate is None and logged_per_minute:
+        rate = logged_per_minute + (1 / stored_every if stored_every and stored_every > 0 else 0.0)
+        source = "the brokers' logged report writes and the leader's own sample before each stored write"
+    elif rate is None:
+        rate, source = DEFAULT_PER_MINUTE, "one a minute: neither stored BundleData nor broker logs show it"
     if not rows.empty:
         times = {int(t): s for s, t in enumerate(history.times.tolist())}
         index = {b: k for k, b in enumerate(history.bundles)}

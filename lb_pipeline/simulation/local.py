@@ -29,7 +29,8 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     validation follows (both from ``landing.read_history``); ``leader_rows``: the leader's stored averages, the
     brokers' logged events and when the averages were written (``landing.read_leader``), None: not collected."""
     history = build_history(cluster, brokers, bundles)
-    leader = leader_averages(history, *leader_rows) if leader_rows else None
+    leader = leader_averages(history, *leader_rows, config.get_float("loadBalancerResourceQuotaUpdateIntervalMinutes")) \
+        if leader_rows else None
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)

@@ -181,7 +181,8 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     if events is not None and schedule is None:
         notes.append("the log holds neither a shedding cycle nor the leader's election: the simulated cycles run "
                      "every interval from the first snapshot, not when the leader's did")
-    leader = leader or leader_averages(history, averages, events, written)
+    leader = leader or leader_averages(history, averages, events, written,
+                                       config.get_float("loadBalancerResourceQuotaUpdateIntervalMinutes"))
     notes.append(leader.note())
     sim = Simulation(history, model, cfg, make_balancer(strategy if strategy in STRATEGIES else "no-balancing", cfg,
                                                         seed, history),

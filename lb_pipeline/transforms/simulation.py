@@ -117,7 +117,8 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     model_rows = pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS]
     model = LoadModel.from_table(model_rows, history.brokers)
     averages, written = _leader_rows(pdf)
-    leader = leader_averages(history, averages, _events(pdf), written)
+    leader = leader_averages(history, averages, _events(pdf), written,
+                             config.get_float("loadBalancerResourceQuotaUpdateIntervalMinutes"))
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     topics = pdf[pdf["kind"] == "topic"]
     profiles = TopicProfiles(history, topics)

@@ -12,8 +12,9 @@ of a bundle no report lists, and writes it to the metadata store only every
   in between (``samples_since_previous``), or from Pulsar's default seed where no report listed the bundle there
   or only other brokers did (it moved, and the leader dropped its data while no report listed it) (``default``).
 
-The report writes per minute come from the brokers' logs where they were collected (``bronze/lb_events``, kind
-``report-written``: every broker's, since any write updates the leader), else ``samples_per_minute``. Where both a
+The leader's samples per minute come from the brokers' logs where they were collected (``bronze/lb_events``, kind
+``report-written``: every broker's, since any write updates the leader) plus its own sample before each time it
+stores its averages, else ``samples_per_minute``. Where both a
 rebuild and stored values exist, the rebuild is compared with them (``*_rel_diff``).
 """
 
@@ -35,9 +36,12 @@ TIME_AVERAGE_SCHEMA = (
 TIME_AVERAGE_BUCKETS = 16
 
 
-def leader_cadence(snapshots: DataFrame | None, events: DataFrame | None) -> DataFrame | None:
-    """Per snapshot: when the stored ``BundleData`` was written, and the report writes per minute the brokers'
-    logs show since the snapshot before (null without logs)."""
+def leader_cadence(snapshots: DataFrame | None, events: DataFrame | None,
+                   stored_every: dict[str, float] | None = None) -> DataFrame | None:
+    """Per snapshot: when the stored ``BundleData`` was written, and the leader's samples per minute since the
+    snapshot before (null without logs): the report writes the brokers' logs show, and its own sample before each
+    time it stores its averages, once every ``stored_every[cluster]`` minutes
+    (``loadBalancerResourceQuotaUpdateIntervalMinutes``; every report write is logged: ``leader_samples``)."""
     if snapshots is None:
         return None
     written = (F.col("bundle_data_written_ms") if "bundle_data_written_ms" in snapshots.columns
@@ -50,16 +54,22 @@ def leader_cadence(snapshots: DataFrame | None, events: DataFrame | None) -> Dat
               .agg(F.count(F.lit(1)).alias("_writes")))
     logged = events.select("cluster", "snapshot_ts").distinct().withColumn("_logged", F.lit(True))
     minutes = (F.unix_millis("snapshot_ts") - F.unix_millis("previous_ts")) / 60000.0
+    ticks = F.lit(0.0)
+    for cluster, every in (stored_every or {}).items():
+        if every and every > 0:
+            ticks = F.when(F.col("cluster") == F.lit(cluster), F.lit(1.0 / every)).otherwise(ticks)
     return (times.join(writes, ["cluster", "snapshot_ts"], "left").join(logged, ["cluster", "snapshot_ts"], "left")
             .withColumn("leader_samples_per_minute",
-                        F.when(F.col("_logged") & (minutes > 0), F.coalesce("_writes", F.lit(0)) / minutes))
+                        F.when(F.col("_logged") & (minutes > 0), F.coalesce("_writes", F.lit(0)) / minutes + ticks))
             .select("cluster", "snapshot_ts", "written_ms", "leader_samples_per_minute"))
 
 
 def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samples_per_minute: float = 1.0,
-                         snapshots: DataFrame | None = None, events: DataFrame | None = None) -> DataFrame:
+                         snapshots: DataFrame | None = None, events: DataFrame | None = None,
+                         stored_every: dict[str, float] | None = None) -> DataFrame:
     """The leader's averages per bundle and snapshot (module docstring); ``snapshots`` (``bronze/snapshots``) say
-    when the stored ones were written, ``events`` (``bronze/lb_events``) how often the brokers reported."""
+    when the stored ones were written, ``events`` (``bronze/lb_events``) how often the brokers reported,
+    ``stored_every`` each cluster's ``loadBalancerResourceQuotaUpdateIntervalMinutes``."""
     rates = bundle_reports.groupBy(*SNAPSHOT_KEYS, "bundle").agg(
         *[F.max(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")],
         (F.concat_ws(" ", F.array_sort(F.collect_set("broker"))) if "broker" in bundle_reports.columns
@@ -72,7 +82,7 @@ def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samp
     times = rates.select("cluster", "snapshot_ts").distinct().withColumn(
         "cluster_previous_ts", F.lag("snapshot_ts").over(Window.partitionBy("cluster").orderBy("snapshot_ts")))
     joined = joined.join(times, ["cluster", "snapshot_ts"], "left")
-    cadence = leader_cadence(snapshots, events)
+    cadence = leader_cadence(snapshots, events, stored_every)
     if cadence is None:
         joined = joined.withColumn("written_ms", F.lit(None).cast("long")).withColumn(
             "leader_samples_per_minute", F.lit(None).cast("double"))
