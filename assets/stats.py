@@ -5,6 +5,7 @@ import dagster as dg
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
 from lb_pipeline.model.usage import Weights
+from lb_pipeline.simulation.leader_averages import stored_every
 from lb_pipeline.transforms import silver, time_averages
 
 
@@ -58,7 +59,7 @@ def bundle_time_averages(context: dg.AssetExecutionContext, spark: SparkResource
     df = time_averages.bundle_time_averages(
         *(lk.read(s, "bronze", t, day) for t in ("bundle_reports", "bundle_data")),
         snapshots=lk.read(s, "bronze", "snapshots", day), events=lk.read(s, "bronze", "lb_events", day),
-        stored_every={c: configs[c].get_float("loadBalancerResourceQuotaUpdateIntervalMinutes") for c in configs})
+        stored_every={c: stored_every(configs[c]) for c in configs})
     written, meta = write_table(s, lk, df, "silver", "bundle_time_averages", day)
     worst = written.agg({"long_msg_rate_rel_diff": "max"}).collect()[0][0]
     meta["max_long_term_rel_diff_vs_stored"] = dg.MetadataValue.float(float(worst or 0.0))

@@ -55,7 +55,8 @@ def _simulate(args) -> int:
 
 def _validate_simulation(args) -> int:
     from lb_pipeline.simulation.landing import only_day
-    from lb_pipeline.simulation.real_validation import rank, render_ranking, render_text, validate_simulation
+    from lb_pipeline.simulation.real_validation import rank, validate_simulation
+    from lb_pipeline.simulation.real_validation_text import render_ranking, render_text
 
     results = []
     for landing in args.landing:

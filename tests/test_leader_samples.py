@@ -2,17 +2,15 @@
 three-broker Pulsar 4.0.7 cluster under ThresholdShedder, recorded by ``record-real.sh`` with ``PROBE=1``)."""
 
 import json
-import re
 import statistics
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.simulation import leader_samples as ls
 
 RUN = Path(__file__).parent / "fixtures" / "real-probe"
-UNLOAD = re.compile(r"^(\S+)Z .*\[ThresholdShedder\] Unloading bundle: (\S+) from broker (\S+) to dest broker (\S+)")
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +18,20 @@ def writes():
     return ls.read(RUN / "probe.jsonl.gz")
 
 
+def _logged(kind: str) -> list[dict]:
+    """The brokers' logged events of ``kind`` (``bronze/lb_events``' parser), each once: a snapshot's logs hold the
+    lines since the snapshot before, and a line read twice is one event."""
+    found = {}
+    for log in RUN.glob("landing/*/*/logs/*.log"):
+        rows, _ = parse_lb_events(log.read_text().splitlines(), log.stem)
+        found.update({(r["broker"], r["event_ts"], r["bundle"], r["detail"]): r for r in rows if r["kind"] == kind})
+    return sorted(found.values(), key=lambda r: r["event_ts"])
+
+
 def _unloads() -> list[tuple[int, str, str]]:
     """(epoch ms, bundle, broker) of every unload the leader logged."""
-    lines = {line for log in RUN.glob("landing/*/*/logs/*.log") for line in log.read_text().splitlines()}
-    out = []
-    for line in sorted(lines):
-        if m := UNLOAD.match(line):
-            at = datetime.fromisoformat(m.group(1)).replace(tzinfo=timezone.utc)
-            out.append((int(at.timestamp() * 1000), m.group(2), m.group(3)))
-    return out
+    return [(round(r["event_ts"].timestamp() * 1000), r["bundle"], r["from_broker"]) for r in _logged("unload")
+            if r["strategy"] == "ThresholdShedder"]
 
 
 def test_every_stored_bundle_data_is_the_replay_of_the_reports_written_before_it(writes):
@@ -136,9 +139,7 @@ def test_the_logged_report_writes_and_the_stored_writes_are_every_sample_the_lea
     those writes and one more before each time it stored its averages: the cadence the simulation and
     ``silver/bundle_time_averages`` take from the logs when no stored BundleData shows it."""
     reports = [w for w in writes if w["path"].startswith(ls.BROKERS)]
-    lines = {line for log in RUN.glob("landing/*/*/logs/*.log") for line in log.read_text().splitlines()
-             if "Writing local data to metadata store because" in line}
-    assert len(lines) == len(reports)
+    assert len(_logged("report-written")) == len(reports)
     stored = [w for w in writes if w["path"].startswith(ls.BUNDLE_DATA + "lb/ns-c16/0x10000000_0x20000000")]
     first, last = stored[0], stored[-1]  # a bundle no move or split touched
     reports_between = sum(1 for w in reports if first["mtime"] < w["mtime"] <= last["mtime"])

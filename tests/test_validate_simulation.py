@@ -12,7 +12,8 @@ import pytest
 from lb_pipeline.cli import main
 from lb_pipeline.snapshots import layout
 from lb_pipeline.simulation.landing import log_events
-from lb_pipeline.simulation.real_validation import logged, match, render_text, score, validate_simulation
+from lb_pipeline.simulation.real_validation import logged, match, score, validate_simulation
+from lb_pipeline.simulation.real_validation_text import render_text
 
 RUNS = Path(__file__).parent / "fixtures" / "real-runs"
 MINUTE = 60_000

@@ -89,6 +89,17 @@ def samples_per_minute(rows: pd.DataFrame) -> float | None:
     return grown / minutes if minutes > 0 and grown > 0 else None
 
 
+def stored_every(config) -> float:
+    """``loadBalancerResourceQuotaUpdateIntervalMinutes``: how often the leader stores its averages, sampling every
+    bundle once more just before."""
+    return config.get_float("loadBalancerResourceQuotaUpdateIntervalMinutes")
+
+
+def own_samples_per_minute(every: float | None) -> float:
+    """The leader's own samples a minute, one before each time it stores its averages (none when it never does)."""
+    return 1.0 / every if every and every > 0 else 0.0
+
+
 def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | None = None,
                     written: dict[int, int] | None = None, stored_every: float | None = None) -> LeaderAverages:
     """``rows``: ``bronze/bundle_data`` rows (``COLUMNS``) of the history's snapshots, None or empty where none were
@@ -107,7 +118,7 @@ def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | Non
     source = "the growth of its stored numSamples"
     logged_per_minute = report_writes_per_minute(events or [], int(history.times[0]), int(history.times[-1]))
     if rate is None and logged_per_minute:
-        rate = logged_per_minute + (1 / stored_every if stored_every and stored_every > 0 else 0.0)
+        rate = logged_per_minute + own_samples_per_minute(stored_every)
         source = "the brokers' logged report writes and the leader's own sample before each stored write"
     elif rate is None:
         rate, source = DEFAULT_PER_MINUTE, "one a minute: neither stored BundleData nor broker logs show it"

@@ -146,9 +146,8 @@ def replay(writes: list[dict], at=()) -> tuple[list[StoredCheck], list[FirstSamp
         stats = w["data"].get("lastStats") or {}
         for bundle in stats:
             history = seen.setdefault(bundle, [])
-            last = next((b for b, _, _ in reversed(history) if b != "?"), None)
-            if last is not None and last != broker and bundle not in leader.reports.get(broker, {}):
-                moves.append((bundle, w["mtime"], last, broker, len(history)))
+            if history and history[-1][0] != broker and bundle not in leader.reports.get(broker, {}):
+                moves.append((bundle, w["mtime"], history[-1][0], broker, len(history)))
         leader.reports[broker] = stats
         started = leader.sample()
         for bundle, s in stats.items():

@@ -11,7 +11,7 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import legacy_reason
 from lb_pipeline.model.names import one_line
-from lb_pipeline.simulation.leader_averages import leader_averages
+from lb_pipeline.simulation.leader_averages import leader_averages, stored_every
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
@@ -29,8 +29,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     validation follows (both from ``landing.read_history``); ``leader_rows``: the leader's stored averages, the
     brokers' logged events and when the averages were written (``landing.read_leader``), None: not collected."""
     history = build_history(cluster, brokers, bundles)
-    leader = leader_averages(history, *leader_rows, config.get_float("loadBalancerResourceQuotaUpdateIntervalMinutes")) \
-        if leader_rows else None
+    leader = leader_averages(history, *leader_rows, stored_every(config)) if leader_rows else None
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)

@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from lb_pipeline.model.load_manager import configured_strategy
-from lb_pipeline.model.names import one_line
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.algorithms.shedding.warm_up import warm_up_cycles
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
@@ -39,7 +38,7 @@ from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.landing import read_history, read_leader
-from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages
+from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages, stored_every
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.residuals import recorded_prediction
 from lb_pipeline.simulation.run import run_config
@@ -181,8 +180,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     if events is not None and schedule is None:
         notes.append("the log holds neither a shedding cycle nor the leader's election: the simulated cycles run "
                      "every interval from the first snapshot, not when the leader's did")
-    leader = leader or leader_averages(history, averages, events, written,
-                                       config.get_float("loadBalancerResourceQuotaUpdateIntervalMinutes"))
+    leader = leader or leader_averages(history, averages, events, written, stored_every(config))
     notes.append(leader.note())
     sim = Simulation(history, model, cfg, make_balancer(strategy if strategy in STRATEGIES else "no-balancing", cfg,
                                                         seed, history),
@@ -263,42 +261,3 @@ def _met(scores: dict) -> dict:
         value = scores.get(key)
         out[key] = None if value is None else (value <= target if key.startswith("usage") else value >= target)
     return out
-
-
-def render_text(result: dict) -> str:
-    def fmt(x, pct=True):
-        return "–" if x is None else (f"{x:.0%}" if pct else f"{x:.1f}")
-
-    def n(x):
-        return "–" if x is None else str(x)
-
-    met = {k: ("met" if v else "missed" if v is not None else "not measurable") for k, v in result["met"].items()}
-    return "\n".join([
-        f"{result['cluster']} {result['day']}: {result['strategy']} simulated closed-loop over {result['snapshots']} "
-        f"snapshots, {result['brokers']} brokers",
-        f"unloads: {n(result['logged_unloads'])} logged, {result['simulated_unloads']} simulated, "
-        f"{n(result['matched_unloads'])} matched ({n(result['destinations_agree'])} to the logged broker): precision "
-        f"{fmt(result['precision'])} ({met['precision']}, target ≥ {TARGETS['precision']:.0%}), recall "
-        f"{fmt(result['recall'])} ({met['recall']}, target ≥ {TARGETS['recall']:.0%})",
-        *([f"warm-up: {result['warming_up']} of the simulated unloads ({n(result['warming_up_matched'])} matched) "
-           f"came in the first {result['warm_up_cycles']} cycles, before {result['strategy']}'s state, started at the "
-           "first snapshot, could have caught up with the leader's (started at its election): estimates; "
-           + (f"the record's {result['cycles']} cycles all fall inside that window" if result["cycles"] <= result["warm_up_cycles"]
-              else f"after it, precision {fmt(result['settled_precision'])}, recall {fmt(result['settled_recall'])}")]
-          if result.get("warming_up") else []),
-        f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
-        f"{n(result['matched_splits'])} of the same bundle",
-        f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "
-        f"(max {fmt(result['usage_max_error_points'], False)}; {met['usage_mae_points']}, target ≤ "
-        f"{TARGETS['usage_mae_points']:g}); the load model alone, on the recorded ownership: "
-        f"{fmt(result['model_mae_points'], False)} points",
-        f"spread: brokers {fmt(result['recorded_imbalance_points'], False)} points apart on average as recorded "
-        f"(peak {fmt(result['recorded_peak_points'], False)}), {fmt(result['simulated_imbalance_points'], False)} "
-        f"simulated (peak {fmt(result['simulated_peak_points'], False)})",
-        *(f"note: {one_line(n)}" for n in result["notes"])])
-
-
-def render_ranking(ranking: dict) -> str:
-    verdict = {True: "the same order", False: "a different order", None: "one run: nothing to rank"}[ranking["same"]]
-    return (f"ranking by mean imbalance, best first: recorded {' < '.join(ranking['recorded'])}; simulated "
-            f"{' < '.join(ranking['simulated'])}: {verdict}")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable
 
 import pandas as pd
 from pyspark.sql import DataFrame
@@ -23,19 +22,18 @@ from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
-from lb_pipeline.simulation.balancers import BASELINES
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
+from lb_pipeline.transforms.simulation_slots import Runs, run_cost, runs_of, slot_plan, spread_keys
 from lb_pipeline.simulation.history import build_history
-from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, leader_averages, written_at
+from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, leader_averages, stored_every, written_at
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
 from lb_pipeline.simulation.real_validation import score
 from lb_pipeline.simulation.run import simulate
 from lb_pipeline.simulation.sweep import run_list
-from lb_pipeline.simulation.validation import is_validated
 from lb_pipeline.snapshots import leader_cycle
 from lb_pipeline.workers import collector_paused
 
@@ -64,7 +62,6 @@ VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}, {VALIDATION}"
 VALIDATION_RUN = "closed-loop-vs-log"  # the run_id of a cluster's validation row
 NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not be simulated, before the reason
-Runs = list[dict] | Callable[[PulsarConfig], list[dict]]
 _TOTALS = {"unloads": "unloads_total", "placements": "placements_total", "reconnections": "reconnections_total"}
 _BROKER_COLS = ["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "start_timestamp_ms",
                 "last_update_ms", "broker_version", "load_manager",
@@ -117,8 +114,7 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     model_rows = pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS]
     model = LoadModel.from_table(model_rows, history.brokers)
     averages, written = _leader_rows(pdf)
-    leader = leader_averages(history, averages, _events(pdf), written,
-                             config.get_float("loadBalancerResourceQuotaUpdateIntervalMinutes"))
+    leader = leader_averages(history, averages, _events(pdf), written, stored_every(config))
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     topics = pdf[pdf["kind"] == "topic"]
     profiles = TopicProfiles(history, topics)
@@ -188,7 +184,7 @@ def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: 
     configs = ClusterConfigs.of_any(config).distinct()
     lim = SplitLimits.lowest([SplitLimits.from_config(c) for c in configs] + [
         SplitLimits.from_config(c.overridden(**{k: str(v) for k, v in r["params"].items()}))
-        for c in configs for r in _runs_of(runs, c)])
+        for c in configs for r in runs_of(runs, c)])
     col = F.col
     past = lim.past(col("topics"), col("producer_count") + col("consumer_count"), col("msg_rate_in") + col("msg_rate_out"),
                     col("msg_throughput_in") + col("msg_throughput_out"))
@@ -213,7 +209,7 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     plans = {}
     for cluster in (None, *configs):
         c = configs.of(cluster)
-        todo = _runs_of(runs, c)
+        todo = runs_of(runs, c)
         plans[cluster] = slot_plan(todo, min(len(todo), cores), lambda r, c=c: run_cost(r, c))
     n = max(len(p) for p in plans.values())
     slots = spread_keys(spark, n) if n else []
@@ -246,39 +242,6 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     groups = rows.crossJoin(F.broadcast(slot_df)).repartition(max(1, len(slots)), "_slot")
     return groups.groupBy("_slot", "cluster").applyInPandas(
         lambda pdf: _simulate_slot(pdf, configs, plans, index[int(pdf["_slot"].iloc[0])]), OUTPUT_SCHEMA)
-
-
-def _runs_of(runs: Runs, config: PulsarConfig) -> list[dict]:
-    return runs(config) if callable(runs) else runs
-
-
-def run_cost(run: dict, config: PulsarConfig) -> float:
-    """A run's CPU relative to a strategy's (measured on M): a baseline decides nothing (about half); the cluster's
-    own strategy as configured is replayed a second time, anchored, for its precision and recall (about twice)."""
-    if run["strategy"] in BASELINES:
-        return 0.5
-    return 2.0 if is_validated(config, run["strategy"], run["params"], run["seed"]) else 1.0
-
-
-def slot_plan(runs: list[dict], slots: int, cost) -> list[list[dict]]:
-    """``runs`` over ``slots`` (the cores), dearest first, each to the least loaded slot: each slot ships and
-    rebuilds a cluster's history once, and the slots end close together."""
-    plan, load = [[] for _ in range(max(1, slots))], [0.0] * max(1, slots)
-    for run in sorted(runs, key=cost, reverse=True):  # a stable sort: equal costs keep the run order
-        k = load.index(min(load))
-        plan[k].append(run)
-        load[k] += cost(run)
-    return [p for p in plan if p]
-
-
-def spread_keys(spark, n: int) -> list[int]:
-    """``n`` integers that Spark's hash partitioning into ``n`` partitions sends to partitions 0, 1, …, n - 1 (its
-    partition id is ``pmod(hash(key), n)``; one tiny job asks Spark's own hash)."""
-    found: dict[int, int] = {}
-    for r in spark.range(64 * n).select(F.col("id").cast("int").alias("k"),
-                                        F.pmod(F.hash(F.col("id").cast("int")), F.lit(n)).alias("p")).collect():
-        found.setdefault(r["p"], r["k"])
-    return [found.get(p, p) for p in range(n)]
 
 
 def timeseries_table(result: DataFrame) -> DataFrame:

@@ -24,6 +24,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from lb_pipeline.simulation.leader_averages import own_samples_per_minute
+
 SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 TIME_AVERAGE_SCHEMA = (
     "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, samples_since_previous int, "
@@ -56,8 +58,7 @@ def leader_cadence(snapshots: DataFrame | None, events: DataFrame | None,
     minutes = (F.unix_millis("snapshot_ts") - F.unix_millis("previous_ts")) / 60000.0
     ticks = F.lit(0.0)
     for cluster, every in (stored_every or {}).items():
-        if every and every > 0:
-            ticks = F.when(F.col("cluster") == F.lit(cluster), F.lit(1.0 / every)).otherwise(ticks)
+        ticks = F.when(F.col("cluster") == F.lit(cluster), F.lit(own_samples_per_minute(every))).otherwise(ticks)
     return (times.join(writes, ["cluster", "snapshot_ts"], "left").join(logged, ["cluster", "snapshot_ts"], "left")
             .withColumn("leader_samples_per_minute",
                         F.when(F.col("_logged") & (minutes > 0), F.coalesce("_writes", F.lit(0)) / minutes + ticks))

@@ -1,0 +1,46 @@
+"""``validate-simulation``'s text: one run's scores against the targets, and the strategies' ranking across runs
+(``real_validation`` computes both)."""
+
+from __future__ import annotations
+
+from lb_pipeline.model.names import one_line
+from lb_pipeline.simulation.real_validation import TARGETS
+
+
+def render_text(result: dict) -> str:
+    def fmt(x, pct=True):
+        return "–" if x is None else (f"{x:.0%}" if pct else f"{x:.1f}")
+
+    def n(x):
+        return "–" if x is None else str(x)
+
+    met = {k: ("met" if v else "missed" if v is not None else "not measurable") for k, v in result["met"].items()}
+    return "\n".join([
+        f"{result['cluster']} {result['day']}: {result['strategy']} simulated closed-loop over {result['snapshots']} "
+        f"snapshots, {result['brokers']} brokers",
+        f"unloads: {n(result['logged_unloads'])} logged, {result['simulated_unloads']} simulated, "
+        f"{n(result['matched_unloads'])} matched ({n(result['destinations_agree'])} to the logged broker): precision "
+        f"{fmt(result['precision'])} ({met['precision']}, target ≥ {TARGETS['precision']:.0%}), recall "
+        f"{fmt(result['recall'])} ({met['recall']}, target ≥ {TARGETS['recall']:.0%})",
+        *([f"warm-up: {result['warming_up']} of the simulated unloads ({n(result['warming_up_matched'])} matched) "
+           f"came in the first {result['warm_up_cycles']} cycles, before {result['strategy']}'s state, started at the "
+           "first snapshot, could have caught up with the leader's (started at its election): estimates; "
+           + (f"the record's {result['cycles']} cycles all fall inside that window" if result["cycles"] <= result["warm_up_cycles"]
+              else f"after it, precision {fmt(result['settled_precision'])}, recall {fmt(result['settled_recall'])}")]
+          if result.get("warming_up") else []),
+        f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
+        f"{n(result['matched_splits'])} of the same bundle",
+        f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "
+        f"(max {fmt(result['usage_max_error_points'], False)}; {met['usage_mae_points']}, target ≤ "
+        f"{TARGETS['usage_mae_points']:g}); the load model alone, on the recorded ownership: "
+        f"{fmt(result['model_mae_points'], False)} points",
+        f"spread: brokers {fmt(result['recorded_imbalance_points'], False)} points apart on average as recorded "
+        f"(peak {fmt(result['recorded_peak_points'], False)}), {fmt(result['simulated_imbalance_points'], False)} "
+        f"simulated (peak {fmt(result['simulated_peak_points'], False)})",
+        *(f"note: {one_line(n)}" for n in result["notes"])])
+
+
+def render_ranking(ranking: dict) -> str:
+    verdict = {True: "the same order", False: "a different order", None: "one run: nothing to rank"}[ranking["same"]]
+    return (f"ranking by mean imbalance, best first: recorded {' < '.join(ranking['recorded'])}; simulated "
+            f"{' < '.join(ranking['simulated'])}: {verdict}")
