@@ -117,3 +117,21 @@ def test_every_recorded_leader_samples_several_times_a_minute_and_the_loop_split
     wrong = lambda r: r["simulated_splits"] - r["matched_splits"]  # noqa: E731
     assert sum(map(wrong, before.values())) >= 5  # measured 6
     assert sum(map(wrong, now.values())) <= 1
+
+
+@pytest.mark.parametrize("value", ["abc", "NaN", "1e400", "0.5", "2147483648", "", "0", "-5"])
+def test_a_quota_interval_pulsar_would_refuse_is_quarantined_and_one_that_never_stores_adds_no_sample(value):
+    """The leader's own samples come from ``loadBalancerResourceQuotaUpdateIntervalMinutes``: a value no broker could
+    convert never reaches the configuration (its row is quarantined, the default applies), and one that never
+    stores (zero, negative) adds none."""
+    from lb_pipeline.formats.cluster import parse_config
+    from lb_pipeline.model.config import PulsarConfig
+    from lb_pipeline.simulation.leader_averages import own_samples_per_minute, stored_every
+
+    key = "loadBalancerResourceQuotaUpdateIntervalMinutes"
+    rows, problems = parse_config({key: value, "loadBalancerSheddingEnabled": "true"}, "config/runtime/b.json")
+    if problems:
+        assert [p.field for p in problems] == [key] and [r["key"] for r in rows] == ["loadBalancerSheddingEnabled"]
+        assert own_samples_per_minute(stored_every(PulsarConfig())) == pytest.approx(1 / 15)
+    else:
+        assert own_samples_per_minute(stored_every(PulsarConfig({key: value}))) == 0.0
