@@ -21,9 +21,16 @@ setup: $(STAMP)
 doctor: $(STAMP)
 	$(BIN)/lb-pipeline doctor
 
+# The demo: three nights (the forecast needs three, the decision weighs the last nights), a snapshot every 3 hours,
+# and a sweep of three parameter sets per strategy.
+DEMO_DAYS ?= 3
+DEMO_SNAPSHOTS ?= 8
+DEMO_SETS ?= 3
+
 demo: doctor
-	$(BIN)/lb-pipeline generate --preset demo --out landing --force
-	DAGSTER_HOME=$(CURDIR)/.dagster $(BIN)/python -m assets.run --landing landing --lake lake --reports reports-out
+	$(BIN)/lb-pipeline generate --preset demo --out landing --force --days $(DEMO_DAYS) --snapshots $(DEMO_SNAPSHOTS)
+	DAGSTER_HOME=$(CURDIR)/.dagster $(BIN)/python -m assets.run --landing landing --lake lake --reports reports-out \
+	  --sets $(DEMO_SETS)
 
 # The report's browser test drives Debian's Chromium (Playwright cannot download its own browser here).
 chromium:

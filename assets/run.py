@@ -1,6 +1,6 @@
 """Run the nightly job in process for every day found in a landing folder (the README's main command).
 
-    python -m assets.run --landing landing --lake lake
+    python -m assets.run --landing landing --lake lake [--sets N]
 
 Every valid day runs even when another fails; directories that are not snapshots of a partition day are named
 and skipped; a day another run is running on the same lake right now is left to it
@@ -23,6 +23,7 @@ import dagster as dg
 from assets.definitions import defs
 from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
 from assets.partitions import partition_problem
+from lb_pipeline.cli_types import size
 from lb_pipeline.errors import LbError, ran_out
 from lb_pipeline.ingest.landing import local_path, shown
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
@@ -33,6 +34,14 @@ from lb_pipeline.terminal import escaping_output
 
 # Dagster's console logger prints every engine event at DEBUG; the operator wants the INFO story.
 QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+
+
+def night_config(sets: int = 1) -> dict:
+    """A night's run config: the operator's INFO logs, and the simulation's sweep when it is wider than the
+    configured values (``assets.simulation.SweepConfig``)."""
+    if sets <= 1:
+        return QUIET
+    return {**QUIET, "ops": {"simulation": {"config": {"sets_per_strategy": sets}}}}
 
 
 def days_in(landing: str) -> tuple[list[str], list[str]]:
@@ -62,6 +71,9 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--reports", default=os.environ.get("LB_REPORTS_DIR", "reports-out"),
                         help="local folder for the HTML reports (default: $LB_REPORTS_DIR or ./reports-out)")
     parser.add_argument("--day", action="append", help="UTC day(s) to run (default: every day in the landing)")
+    parser.add_argument("--sets", type=size, default=1,
+                        help="parameter sets per strategy in each night's simulated sweep, the cluster's own values "
+                             "first (default 1: each strategy as configured)")
     args = parser.parse_args(argv)
 
     landing, lake = _place(args.landing), _place(args.lake)
@@ -91,7 +103,7 @@ def _main(argv: list[str] | None) -> int:
                 for line in fail_runs_left_started(instance, day):
                     print(line, file=sys.stderr)
                 result = job.execute_in_process(partition_key=day, instance=instance, resources=resources,
-                                                raise_on_error=False, run_config=QUIET)
+                                                raise_on_error=False, run_config=night_config(args.sets))
         except PartitionBusy as exc:
             print(f"skipped {exc}", file=sys.stderr)
             skipped.append(str(exc))

@@ -44,6 +44,21 @@ def test_the_reference_is_the_configured_strategy_not_no_balancing():
     assert f"loadBalancerLoadSheddingStrategy={IMPL}OverloadShedder" in rec["broker_conf"]
 
 
+def test_a_configured_strategy_that_relieves_overload_is_not_called_worse_than_no_balancing():
+    """A demo night: ThresholdShedder kept brokers overloaded 6 broker-minutes where leaving ownership alone kept
+    them 1,261, and spread the unpinned brokers 7 points wider. What a planner reads first decides: not "worse than
+    no balancing". With the same spreads and no relief it is."""
+    levels = {"no-balancing": 0.091, "ThresholdShedder": 0.164}
+    runs, cycles = night(levels, noise=0.01, overloaded={"no-balancing": 1261, "ThresholdShedder": 6})
+    assert not decide(runs, THRESHOLD, cycles)["worse_than_none"]
+    runs, cycles = night(levels, noise=0.01, overloaded={"no-balancing": 1261, "ThresholdShedder": 1240})
+    rec = decide(runs, THRESHOLD, cycles)
+    assert rec["worse_than_none"] and abs(rec["worse_by"] - 0.073) < 0.003
+    for run in runs:  # the same minutes, but a peak two points lower than no balancing's
+        run["peak_usage"] = 0.98 if run["strategy"] == "ThresholdShedder" else 1.0
+    assert not decide(runs, THRESHOLD, cycles)["worse_than_none"]
+
+
 def test_a_gain_inside_the_nights_uncertainty_keeps_the_configuration():
     """Three points better on average, but the cycle-to-cycle difference swings by ±40 points: not a decision."""
     runs, cycles = night({"no-balancing": 0.30, "ThresholdShedder": 0.20, "UniformLoadShedder": 0.17})

@@ -82,6 +82,23 @@ def test_a_wave_that_stacks_unsplittable_bundles_or_worsens_the_peak_is_withheld
     assert 'data-testid="wave-effect"' in html and moves[0]["command"] in html
 
 
+def test_a_withheld_move_of_a_one_topic_bundle_says_what_would_help_instead():
+    """The multi-night demo: ThresholdShedder would move the one-topic hot bundle off a broker at 100 % onto one at
+    7 %, which it would take to 119 %. The wave is withheld, and the reason says what helps a one-topic bundle; a
+    many-topic bundle whose move raises the peak gets the reason alone."""
+    move = [{"bundle": "hooli/telemetry/0xe0000000_0xe7ffffff", "source": "broker-3", "destination": "broker-2"}]
+    rates = {"broker-3": 140_000.0, "broker-2": 4_000.0, "broker-1": 40_000.0}
+    usage = {"broker-3": 1.0, "broker-2": 0.07, "broker-1": 0.4}
+    rate = {move[0]["bundle"]: 130_000.0}
+    (why,) = [w for w in check_wave(move, rates, usage, {move[0]["bundle"]: 1}, rate)["why_not"] if "hottest" in w]
+    assert why.startswith("it would raise the hottest broker's usage from 100% to ")
+    assert why.endswith("(broker-2): hooli/telemetry/0xe0000000_0xe7ffffff is one topic, which no move or split "
+                        "spreads; isolate it on a broker large enough for it, or partition its topic (the finding "
+                        "\"hot bundle no split can help\" says how)")
+    (plain,) = [w for w in check_wave(move, rates, usage, {move[0]["bundle"]: 40}, rate)["why_not"] if "hottest" in w]
+    assert plain.endswith("(broker-2)")
+
+
 def test_a_broker_without_usable_figures_is_left_out_of_the_waves_prediction_instead_of_failing_it():
     moves = [{"bundle": "t/ns/0x00000000_0x80000000", "source": "hot", "destination": "cool"},
              {"bundle": "t/ns/0x80000000_0xffffffff", "source": "hot", "destination": "blind"}]

@@ -27,6 +27,7 @@ from lb_pipeline.report.waves import check_wave, rates_after, spread
 from lb_pipeline.transforms import silver
 from lb_pipeline.transforms.night_runs import partial_nights
 from lb_pipeline.transforms.nights import gold_night_metrics
+from lb_pipeline.transforms.pathologies import ONE_TOPIC_SHARE
 
 DOCS_VS_CODE = [
     "topic_count_equally_divide: the docs' 6-topic example cuts at 0x50000000; the code cuts at 0x4d000000.",
@@ -196,9 +197,11 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     if usage is not None and stats_now is not None and latest_decisions:
         moved = list({d["bundle"] for d in latest_decisions})
         moved_rows = _rows(stats_now.where(F.col("bundle").isin(moved)).select(
-            "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"), "topics"))
+            "bundle", (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"), "topics", "hottest_topic_share"))
         bundle_rates = {r["bundle"]: r["rate"] for r in moved_rows}
-        bundle_topics = {r["bundle"]: r["topics"] for r in moved_rows}
+        # a bundle one topic carries counts as that topic alone: no move or split spreads it (gold/pathologies)
+        bundle_topics = {r["bundle"]: 1 if (r["hottest_topic_share"] or 0) >= ONE_TOPIC_SHARE else r["topics"]
+                         for r in moved_rows}
     sim = simulation.result()
     if sim is not None:  # from the snapshot rows already collected, not a query of its own
         sim["generated"] = generated([r["tool"] for r in snap_rows])

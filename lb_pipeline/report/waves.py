@@ -37,10 +37,21 @@ def _known(values: dict) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
 
 
+def _instead(bundles: list[str]) -> str:
+    """What would help where a move only carries a single-topic bundle's heat to another broker."""
+    if not bundles:
+        return ""
+    which = ", ".join(sorted(bundles))
+    return (f": {which} {'is one topic' if len(bundles) == 1 else 'are one topic each'}, which no move or split "
+            "spreads; isolate it on a broker large enough for it, or partition its topic (the finding "
+            "\"hot bundle no split can help\" says how)")
+
+
 def check_wave(moves: list[dict], rates: dict[str, float], usage: dict[str, float], topics: dict[str, int],
                bundle_rates: dict[str, float]) -> dict:
     """``moves``: dicts with bundle, source, destination (None: placed at lookup); ``rates``/``usage``: per broker at
-    the last snapshot (msg/s in + out; weighted max usage 0-1); ``topics``/``bundle_rates``: per moved bundle. A
+    the last snapshot (msg/s in + out; weighted max usage 0-1); ``topics``/``bundle_rates``: per moved bundle (its
+    topic count: 1 also where one topic carries nearly all of it, as no split spreads it either). A
     figure that is missing or not finite (a broker without a usable report) counts as unknown: the broker is left
     out of the prediction, and a bundle of unknown rate moves nothing."""
     rates, usage, bundle_rates = _known(rates), _known(usage), _known(bundle_rates)
@@ -59,7 +70,8 @@ def check_wave(moves: list[dict], rates: dict[str, float], usage: dict[str, floa
     why = []
     if peak_after > peak_before + TOLERANCE:
         hottest = max(predicted, key=predicted.get)
-        why.append(f"it would raise the hottest broker's usage from {peak_before:.0%} to {peak_after:.0%} ({hottest})")
+        why.append(f"it would raise the hottest broker's usage from {peak_before:.0%} to {peak_after:.0%} ({hottest})"
+                   + _instead([m["bundle"] for m in moves if m["destination"] == hottest and topics.get(m["bundle"]) == 1]))
     if spread(after) > spread(rates) * (1 + TOLERANCE):
         why.append(f"it would widen the spread of message rates from {spread(rates):,.0f} to {spread(after):,.0f} msg/s")
     for broker, bundles in sorted(stacked.items()):

@@ -22,6 +22,7 @@ SEVERITIES = ("critical", "warning", "info")
 SCHEMA = ("cluster string, snapshot_date string, detector string, severity string, subject string, "
           "first_seen timestamp, last_seen timestamp, snapshots int, summary string, evidence string, action string")
 KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
+ONE_TOPIC_SHARE = 0.9  # a bundle one topic carries this much of is one topic's: no split spreads it
 _TS = "snapshot_ts"  # a finding compares each snapshot with the configuration in force then
 _PCT = {"cpu": "cpu_pct", "memory": "memory_pct", "direct_memory": "direct_memory_pct",
         "bandwidth_in": "bandwidth_in_pct", "bandwidth_out": "bandwidth_out_pct"}
@@ -93,12 +94,27 @@ def broken_reporter(usage: DataFrame, owned: DataFrame) -> DataFrame:
         min_snapshots=2)
 
 
+def pinning_bundles(bundle_stats: DataFrame, share: float = 0.5) -> DataFrame:
+    """Per snapshot and broker, the bundle that decides where its load is: one topic's (``ONE_TOPIC_SHARE``) and at
+    least ``share`` of the msg/s the broker's bundles carry. Moved, that load goes whole to the next owner."""
+    rate = F.col("msg_rate_in") + F.col("msg_rate_out")
+    owner = Window.partitionBy(*KEYS, "owner_broker")
+    return (bundle_stats.where(F.col("owner_broker").isNotNull()).withColumn("_rate", rate)
+            .withColumn("_owner_rate", F.sum("_rate").over(owner))
+            .where((F.col("hottest_topic_share") >= ONE_TOPIC_SHARE) & (F.col("_rate") > 0)
+                   & (F.col("_rate") >= share * F.col("_owner_rate")))
+            .groupBy(*KEYS, F.col("owner_broker").alias("broker")).agg(F.max_by("bundle", "_rate").alias("pinned_by")))
+
+
 def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | ClusterConfigs,
-                 owned: DataFrame | None = None) -> DataFrame:
+                 owned: DataFrame | None = None, pinning: DataFrame | None = None) -> DataFrame:
     """A broker left (nearly) empty while others run hot: after a restart or a scale-out nothing moved load to it.
     Hot is ThresholdShedder's view: above the cluster average by ``loadBalancerBrokerThresholdShedderPercentage``,
     or above ``loadBalancerBrokerOverloadedThresholdPercentage``. ``owned`` (``owned_load``): a broker whose report
-    contradicts its ownership is a broken reporter (``broken_reporter``), not an idle broker."""
+    contradicts its ownership is a broken reporter (``broken_reporter``), not an idle broker. ``pinning``
+    (``pinning_bundles``): where the hottest broker's load is one topic's bundle, moving the hottest broker's bundles
+    here would only move its heat here, and the action says so instead (a report that withholds that move must not
+    be contradicted by its own findings)."""
     band = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0, ts=_TS)
     overload = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
                            ts=_TS)
@@ -111,6 +127,11 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
                     & ((F.col("hottest") >= F.col("mean") + band) | (F.col("hottest") >= overload)))
     if owned is not None:
         idle = idle.join(_disagreeing(usage, owned).select(*KEYS, "broker"), [*KEYS, "broker"], "left_anti")
+    if pinning is not None:
+        idle = idle.join(pinning.select(*KEYS, F.col("broker").alias("hottest_broker"), "pinned_by"),
+                         [*KEYS, "hottest_broker"], "left")
+    else:
+        idle = idle.withColumn("pinned_by", F.lit(None).cast("string"))
     started = F.from_unixtime(F.col("start_timestamp_ms") / 1000, "yyyy-MM-dd HH:mm")
     return findings(
         idle, "idle broker while others run hot", F.col("broker"),
@@ -118,9 +139,15 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
         F.concat(F.lit("idle at "), _pct("max_usage"), F.lit(" % with "), F.col("num_bundles").cast("string"),
                  F.lit(" bundles while "), F.col("hottest_broker"), F.lit(" runs at "), _pct("hottest"),
                  F.lit(" % (cluster mean "), _pct("mean"), F.lit(" %); started "), started, F.lit(" UTC")),
-        F.lit("Move load to it: unload the hottest broker's bundles (the report's actions); check "
-              "loadBalancerSheddingEnabled=true and loadBalancerSheddingGracePeriodMinutes; the shedding strategy to "
-              "run is the report's decision."),
+        F.when(F.col("pinned_by").isNotNull(), F.concat(
+            F.lit("Most of "), F.col("hottest_broker"), F.lit("'s traffic is "), F.col("pinned_by"),
+            F.lit(", one topic's bundle: moved here, its heat comes with it (the report's actions withhold a move "
+                  "that makes the hottest broker hotter; the finding \"hot bundle no split can help\" says what "
+                  "helps it). Fill this broker with bundles of the other brokers above the cluster mean instead; the "
+                  "shedding strategy to run is the report's decision.")))
+        .otherwise(F.lit("Move load to it: unload the hottest broker's bundles (the report's actions); check "
+                         "loadBalancerSheddingEnabled=true and loadBalancerSheddingGracePeriodMinutes; the shedding "
+                         "strategy to run is the report's decision.")),
         ["snapshot_ts", "broker", "max_usage", "num_bundles", "hottest_broker", "hottest", "mean"], min_snapshots=2)
 
 
@@ -163,7 +190,8 @@ def idle_shedding(usage: DataFrame, ownership: DataFrame, config: PulsarConfig |
         ["snapshot_ts", "broker", "max_usage"])
 
 
-def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig | ClusterConfigs, share: float = 0.9) -> DataFrame:
+def unsplittable_bundles(bundle_stats: DataFrame, config: PulsarConfig | ClusterConfigs,
+                         share: float = ONE_TOPIC_SHARE) -> DataFrame:
     """A bundle over a split limit that one topic carries: splitting moves that topic whole, so no split helps."""
     rate = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxMsgRate"), ts=_TS)
     mbytes = per_cluster(config, lambda c: c.get_float("loadBalancerNamespaceBundleMaxBandwidthMbytes") * 1024 * 1024,

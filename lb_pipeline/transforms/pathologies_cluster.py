@@ -143,7 +143,8 @@ def pathologies(usage: DataFrame, reports: DataFrame, bundle_stats: DataFrame, o
     """Every finding of the night (the report orders them by severity), each cluster's under its own configuration.
     ``audit``: ``gold/anti_affinity_audit`` of the night."""
     owned = p.owned_load(bundle_stats)
-    parts = [p.idle_brokers(usage, reports, config, owned), p.broken_reporter(usage, owned),
+    parts = [p.idle_brokers(usage, reports, config, owned, p.pinning_bundles(bundle_stats)),
+             p.broken_reporter(usage, owned),
              p.idle_shedding(usage, ownership, config),
              p.unsplittable_bundles(bundle_stats, config), p.broken_usage(usage),
              p.ignored_resources(usage, config), ping_pong(ownership), few_bundles(layouts, snapshots),
