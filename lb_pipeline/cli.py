@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     n = sub.add_parser("nightly", add_help=False,
                        help="the nightly job for every day of a landing folder (python -m assets.run: --landing, "
-                            "--lake, --reports, --day; --help for its own help)")
+                            "--lake, --reports, --day, --sets; --help for its own help)")
     n.set_defaults(func=lambda _args: _nightly([]))
 
     d = sub.add_parser("doctor", help="check Java 17+ for Spark, and check (and repair) the cached Delta jars")

@@ -78,7 +78,7 @@ def test_a_change_one_night_favours_and_the_others_do_not_is_not_proposed():
                                                      for d in ("01-03", "01-02", "01-01")])
     assert alone["decision"] == "keep" and alone["verdict"] == "UniformLoadShedder"  # the night's own verdict is kept
     assert alone["nights_agreeing"] == 1 and alone["nights_seen"] == 4
-    assert "on 1 of the last 4 nights only" in alone["rationale"]
+    assert "on 1 of the last 4 nights only (the other nights favoured no change on 3)" in alone["rationale"]
     stable = decide(runs, THRESHOLD, cycles, history=[{"snapshot_date": "01-03", "verdict": "UniformLoadShedder"},
                                                       {"snapshot_date": "01-02", "verdict": "UniformLoadShedder"},
                                                       {"snapshot_date": "01-01", "verdict": None}])
@@ -89,6 +89,17 @@ def test_a_change_one_night_favours_and_the_others_do_not_is_not_proposed():
     week = decide(runs, THRESHOLD, cycles, history=[{"snapshot_date": "01-0" + str(d), "verdict": None}
                                                     for d in range(6, 0, -1)] + old)
     assert week["nights_seen"] == 7 and week["decision"] == "keep"
+
+
+def test_nights_that_each_favour_a_different_change_say_so_and_keep_the_configuration():
+    """The three-night demo: OverloadShedder beat the configured ThresholdShedder on one night, a swept AvgShedder set
+    on the next; no majority for either, but every night something beat the configured strategy."""
+    runs, cycles = night({"no-balancing": 0.30, "ThresholdShedder": 0.20, "UniformLoadShedder": 0.10}, noise=0.01)
+    rec = decide(runs, THRESHOLD, cycles, history=[{"snapshot_date": "01-16", "verdict": "OverloadShedder"},
+                                                   {"snapshot_date": "01-15", "verdict": "AvgShedder"}])
+    assert rec["decision"] == "keep" and rec["nights_agreeing"] == 1 and rec["nights_seen"] == 3
+    assert ("on 1 of the last 3 nights only (the other nights favoured AvgShedder on 1, OverloadShedder on 1; every "
+            "night something beat the configured ThresholdShedder): not yet a stable answer") in rec["rationale"]
 
 
 def test_a_strategy_with_more_overloaded_broker_minutes_is_no_improvement():
@@ -147,3 +158,5 @@ def test_a_hostile_history_of_verdicts_and_cycles_neither_fails_the_decision_nor
     rec = decide(runs, THRESHOLD, cycles, history=hostile)
     assert rec["verdict"] == "UniformLoadShedder" and rec["nights_agreeing"] == 3 and rec["nights_seen"] == 7
     assert rec["decision"] == "keep" and rec["gain_low"] > 0  # beats it tonight, but 3 of 7 is no majority
+    assert ("(the other nights favoured an unreadable verdict on 3, no change on 1)" in rec["rationale"]
+            and "<script>" not in rec["rationale"])

@@ -146,3 +146,33 @@ def test_the_logged_report_writes_and_the_stored_writes_are_every_sample_the_lea
     ticks_between = len(stored) - 1
     grown = last["data"]["longTermData"]["numSamples"] - first["data"]["longTermData"]["numSamples"]
     assert grown == reports_between + ticks_between
+
+
+def _config(run: Path):
+    """The configuration the record's brokers ran: Pulsar 4.0.7's defaults and the record's overrides."""
+    from lb_pipeline.model.config import PulsarConfig
+
+    lines = json.loads((run / "recording.json").read_text())["overrides"].splitlines()
+    pairs = [line.split("=", 1) for line in lines if "=" in line and not line.lstrip().startswith("#")]
+    return PulsarConfig(profile="pulsar-4.0.7").overridden(**{k.strip(): v.strip() for k, v in pairs})
+
+
+def _logged_candidates(run: Path) -> list[tuple[int, str]]:
+    found = {}
+    for log in run.glob("landing/*/*/logs/*.log"):
+        rows, _ = parse_lb_events(log.read_text().splitlines(), log.stem)
+        found.update({(r["event_ts"], r["bundle"]): r for r in rows if r["kind"] == "split-candidate"})
+    return sorted((round(t.timestamp() * 1000), b) for t, b in found)
+
+
+def test_every_split_the_leader_considered_is_found_on_its_rebuilt_averages_at_the_report_write_that_ran_it(writes):
+    """The leader checks for bundles to split after each report write (``updateAll``). Run on the rebuilt samples
+    at every write, the project's ``BundleSplitterTask`` finds exactly the bundles the leader logged as split
+    candidates, at the write that ran each check, and none at any other write."""
+    checks = ls.split_checks(writes, _config(RUN))
+    assert len(checks) == sum(1 for w in writes if w["path"].startswith(ls.BROKERS))
+    predicted = [(c.mtime, bundle) for c in checks for bundle, _, _ in c.hot]
+    logged = _logged_candidates(RUN)
+    assert len(logged) >= 3
+    ran = [(max(c.mtime for c in checks if c.mtime <= t), bundle) for t, bundle in logged]
+    assert sorted(ran) == sorted(predicted)

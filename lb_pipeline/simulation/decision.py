@@ -207,10 +207,25 @@ def _conclude(base: dict, chosen: dict, rec: dict, label: str, sure: str, histor
     if agreeing * 2 <= base["nights_seen"]:
         return {**base, "strategy": None, "params": {}, "broker_conf": "", "commands": [], "rationale": _keep(
             f"{verdict} beat {label} by {sure}, but on {agreeing} of the last {base['nights_seen']} "
-            "nights only: not yet a stable answer", base)}
+            f"nights only ({_others(earlier, verdict, label)}): not yet a stable answer", base)}
     return {**base, **rec, "decision": "change", "rationale": (
         f"{rec['rationale']}; it beat {label} by {sure} on {agreeing} of the last "
         f"{base['nights_seen']} night{'s' if base['nights_seen'] != 1 else ''}")}
+
+
+def _others(earlier: list, verdict: str, label: str) -> str:
+    """What the other recent nights favoured, most often first: why tonight's verdict is not yet the answer."""
+    named = ["no change" if v is None else v if isinstance(v, str) and v in STRATEGIES else "an unreadable verdict"
+             for v in earlier]  # the lake's rows: only a strategy's name is repeated
+    counts: dict[str, int] = {}
+    for v in named:
+        if v != verdict:
+            counts[v] = counts.get(v, 0) + 1
+    said = ", ".join(f"{v} on {n}" for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    text = f"the other nights favoured {said}" if said else "no other night"
+    if earlier and all(v in STRATEGIES for v in named):  # each night beat the configured strategy, with another one
+        text += f"; every night something beat {label}"
+    return text
 
 
 def _keep(why: str, base: dict) -> str:

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lb_pipeline.algorithms import time_average as ta
+from lb_pipeline.algorithms.splits.triggers import modular_split_candidates
+from lb_pipeline.model.bundles import split_bundle_name
+from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.javahash import concurrent_hash_map_order
 
 BROKERS = "/loadbalance/brokers/"
@@ -162,3 +165,43 @@ def replay(writes: list[dict], at=()) -> tuple[list[StoredCheck], list[FirstSamp
             firsts.append(FirstSample(bundle, t, source, destination, statistics.median(before), after[0][0],
                                       after[1][0] if len(after) > 1 else None, after[0][1]))
     return checks, firsts, states
+
+
+@dataclass(frozen=True)
+class SplitCheck:
+    """The leader's split check after one report write (``updateAll`` → ``checkNamespaceBundleSplit``): the bundles
+    ``BundleSplitterTask`` finds hot on the rebuilt averages, each with its long-term rate (in + out, msg/s)."""
+    mtime: int  # the report write that ran it
+    broker: str  # whose report it was
+    hot: tuple[tuple[str, tuple[str, ...], float], ...]  # (bundle, thresholds passed, long-term msg/s)
+
+
+def split_checks(writes: list[dict], config: PulsarConfig) -> list[SplitCheck]:
+    """Every split check the leader ran, on its own inputs: after each report write it samples every listed bundle
+    and runs ``BundleSplitterTask.findBundlesToSplit`` over every report as last written, with the long-term
+    averages it keeps (``modular_split_candidates``). A namespace's bundle count is that of the bundles the reports
+    list (the leader reads the namespace's bundles; the two differ only by bundles no broker owns, and only near
+    ``loadBalancerNamespaceMaximumBundles``)."""
+    leader, out = _Leader(), []
+    for w in writes:
+        path = w["path"]
+        if path.startswith(BUNDLE_DATA):
+            leader.stored[path[len(BUNDLE_DATA):]] = w["data"]
+            continue
+        if not path.startswith(BROKERS):
+            continue
+        broker = path[len(BROKERS):]
+        leader.reports[broker] = w["data"].get("lastStats") or {}
+        leader.sample()
+        data = {b: {"longTermData": {STATS[f]: v for f, v in zip(ta.FIELDS, windows["long"][1])}}
+                for b, windows in leader.averages.items()}
+        counts: dict[str, int] = {}
+        for bundle in {b for stats in leader.reports.values() for b in stats}:
+            namespace = split_bundle_name(bundle)[0]
+            counts[namespace] = counts.get(namespace, 0) + 1
+        found = modular_split_candidates({b: {"lastStats": s} for b, s in leader.reports.items()}, data, counts, config)
+        out.append(SplitCheck(w["mtime"], broker, tuple(
+            (d.bundle, tuple(t.reason for t in d.triggered),
+             _rate(leader.averages[d.bundle]["long"][1]) if d.bundle in leader.averages else 0.0)
+            for d in found if d.selected)))
+    return out
