@@ -275,11 +275,12 @@ def test_a_group_bundle_moved_where_pulsar_would_not_place_it_is_a_finding_and_a
     assert _rows(forced.where("scope = 'placement'")) == [] and _rows(pc.anti_affinity_placements(forced)) == []
 
 
-def test_an_idle_broker_beside_one_pinned_by_a_one_topic_bundle_is_not_sent_that_bundle(spark):
+def test_an_idle_broker_beside_one_pinned_by_a_one_topic_bundle_is_told_what_moving_that_bundle_does(spark):
     """The multi-night demo: broker-3 at 100 % carries hooli/telemetry's one-topic bundle (nearly all its traffic),
     broker-2 idles at 7 %. The report withheld the move of that bundle (it would take broker-2 to 119 %), while the
-    idle-broker finding said to follow the report's actions. Now the finding names the bundle and says to fill the
-    idle broker from the other brokers; where the hottest broker's load is many topics, the action is unchanged."""
+    idle-broker finding said to unload the hottest broker's bundles. Now the finding names the bundle, says when the
+    report moves it (the next night it did, to 94 %) and to fill the idle broker from the other brokers; where the
+    hottest broker's load is many topics, the action is unchanged."""
     usage = _usage(spark, [(i, b, u, n) for i in range(3) for b, u, n in
                            [("b3", 1.0, 3), ("b1", 0.45, 6), ("b0", 0.40, 6), ("b2", 0.07, 5)]])
     stats = spark.createDataFrame(
@@ -292,8 +293,9 @@ def test_an_idle_broker_beside_one_pinned_by_a_one_topic_bundle_is_not_sent_that
                                     pinning=p.pinning_bundles(stats)))
     assert found["subject"] == "b2" and found["severity"] == "critical"
     assert found["action"].startswith("Most of b3's traffic is hooli/telemetry/0xe0000000_0xe7ffffff, one topic's "
-                                      "bundle: moved here, its heat comes with it")
-    assert "the report's actions)" not in found["action"] and "Fill this broker with bundles" in found["action"]
+                                      "bundle: whichever broker holds it carries all of that load")
+    assert "the report's actions move it only where that lowers the hottest broker's usage" in found["action"]
+    assert "unload the hottest broker's bundles" not in found["action"]
     spread = stats.withColumn("hottest_topic_share", stats.hottest_topic_share * 0.5)  # many topics: it can split
     (plain,) = _rows(p.idle_brokers(usage, _reports(spark, ["b0", "b1", "b2", "b3"]), CONFIG,
                                     pinning=p.pinning_bundles(spread)))

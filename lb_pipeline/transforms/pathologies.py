@@ -113,8 +113,8 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
     or above ``loadBalancerBrokerOverloadedThresholdPercentage``. ``owned`` (``owned_load``): a broker whose report
     contradicts its ownership is a broken reporter (``broken_reporter``), not an idle broker. ``pinning``
     (``pinning_bundles``): where the hottest broker's load is one topic's bundle, moving the hottest broker's bundles
-    here would only move its heat here, and the action says so instead (a report that withholds that move must not
-    be contradicted by its own findings)."""
+    here moves that heat whole, and the action says so, in terms that hold whether the report's wave moves it or
+    withholds the move (a finding must not contradict the report's actions)."""
     band = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerThresholdShedderPercentage") / 100.0, ts=_TS)
     overload = per_cluster(config, lambda c: c.get_float("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0,
                            ts=_TS)
@@ -141,10 +141,10 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
                  F.lit(" % (cluster mean "), _pct("mean"), F.lit(" %); started "), started, F.lit(" UTC")),
         F.when(F.col("pinned_by").isNotNull(), F.concat(
             F.lit("Most of "), F.col("hottest_broker"), F.lit("'s traffic is "), F.col("pinned_by"),
-            F.lit(", one topic's bundle: moved here, its heat comes with it (the report's actions withhold a move "
-                  "that makes the hottest broker hotter; the finding \"hot bundle no split can help\" says what "
-                  "helps it). Fill this broker with bundles of the other brokers above the cluster mean instead; the "
-                  "shedding strategy to run is the report's decision.")))
+            F.lit(", one topic's bundle: whichever broker holds it carries all of that load (the finding \"hot "
+                  "bundle no split can help\" says what helps it; the report's actions move it only where that "
+                  "lowers the hottest broker's usage). Fill this broker from the other brokers above the cluster mean "
+                  "as well; the shedding strategy to run is the report's decision.")))
         .otherwise(F.lit("Move load to it: unload the hottest broker's bundles (the report's actions); check "
                          "loadBalancerSheddingEnabled=true and loadBalancerSheddingGracePeriodMinutes; the shedding "
                          "strategy to run is the report's decision.")),
