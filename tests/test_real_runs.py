@@ -17,7 +17,8 @@ from lb_pipeline.snapshots import layout
 
 RUNS = Path(__file__).parent / "fixtures" / "real-runs"
 RECORDINGS = sorted(p.parent for p in RUNS.glob("*/recording.json"))
-PROBED = RUNS.parent / "real-probe"  # a record of the same kind, every report write beside it (test_leader_samples)
+# records of the same kind, every report write beside them (test_leader_samples)
+PROBED = [RUNS.parent / "real-probe", RUNS.parent / "real-probe-burst"]
 
 
 def snapshots(run: Path) -> list[Path]:
@@ -87,7 +88,7 @@ def test_a_timed_snapshot_reads_the_leaders_inputs_just_before_the_cycle_the_lea
 MOVED_WHILE_COLLECTED = ("uniform", "2026-12-02T02-51-43Z")
 
 
-@pytest.mark.parametrize("run", [*RECORDINGS, PROBED], ids=lambda p: p.name)
+@pytest.mark.parametrize("run", [*RECORDINGS, *PROBED], ids=lambda p: p.name)
 def test_validate_snapshot_finds_nothing_in_healthy_real_snapshots(run):
     findings = {snap.name: [str(f) for f in validate_snapshot(snap)] for snap in snapshots(run)}
     assert {name: f for name, f in findings.items() if f} == {}
@@ -97,7 +98,7 @@ def test_validate_snapshot_finds_nothing_in_healthy_real_snapshots(run):
     assert configured - set(last["brokers"]), "the last snapshot is taken with a configured broker stopped"
 
 
-@pytest.mark.parametrize("run", [*RECORDINGS, PROBED], ids=lambda p: p.name)
+@pytest.mark.parametrize("run", [*RECORDINGS, *PROBED], ids=lambda p: p.name)
 def test_each_logged_unload_moved_a_bundle_its_source_owned_to_a_live_broker(run):
     """The leader's log and the snapshots tell one story: an unload logged between two snapshots is of a bundle
     its source broker owned at the one before, to a broker the one after lists."""
