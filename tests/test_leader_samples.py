@@ -18,13 +18,14 @@ def writes():
     return ls.read(RUN / "probe.jsonl.gz")
 
 
-def _logged(kind: str) -> list[dict]:
-    """The brokers' logged events of ``kind`` (``bronze/lb_events``' parser), each once: a snapshot's logs hold the
-    lines since the snapshot before, and a line read twice is one event."""
+def _logged(kind: str | None, run: Path = RUN) -> list[dict]:
+    """The brokers' logged events of ``kind`` (every kind: None; ``bronze/lb_events``' parser), each once: a
+    snapshot's logs hold the lines since the snapshot before, and a line read twice is one event."""
     found = {}
-    for log in RUN.glob("landing/*/*/logs/*.log"):
+    for log in run.glob("landing/*/*/logs/*.log"):
         rows, _ = parse_lb_events(log.read_text().splitlines(), log.stem)
-        found.update({(r["broker"], r["event_ts"], r["bundle"], r["detail"]): r for r in rows if r["kind"] == kind})
+        found.update({(r["broker"], r["event_ts"], r["kind"], r["bundle"], r["detail"]): r for r in rows
+                      if kind in (None, r["kind"])})
     return sorted(found.values(), key=lambda r: r["event_ts"])
 
 
@@ -38,7 +39,7 @@ def test_every_stored_bundle_data_is_the_replay_of_the_reports_written_before_it
     """Each time a broker rewrote its report the leader sampled every bundle any report listed, in its brokers'
     map order, and once more before storing its copies: replayed so, every stored copy of the workload's bundles
     is reproduced, sample count and averages (float rounding apart), moves and overlaps included."""
-    checks, _, _ = ls.replay(writes)
+    checks, _, _ = ls.replay(writes, busy=ls.busy_from_log(_logged(None)))
     workload = [c for c in checks if c.bundle.startswith("lb/")]
     assert len(workload) >= 400 and {c.window for c in workload} == {"short", "long"}
     assert [c for c in workload if c.stored_samples != c.rebuilt_samples] == []
@@ -107,6 +108,11 @@ class _Store:
         raw, zxid = self.nodes[path]
         return raw, _Stat(zxid)
 
+    def exists(self, path: str):
+        stat = _Stat(max(z for _, z in self.nodes.values()))
+        stat.pzxid = stat.mzxid
+        return stat
+
 
 def test_the_probe_keeps_each_write_once_in_the_stores_order_cut_to_what_the_leader_reads(tmp_path):
     import importlib.util
@@ -129,9 +135,18 @@ def test_the_probe_keeps_each_write_once_in_the_stores_order_cut_to_what_the_lea
     assert got[0]["data"] == {"msgRateIn": 2.0, "lastStats": {"t/n/0x0_0x1": {"msgRateIn": 2.0}},
                               "bundles": ["t/n/0x0_0x1"]}  # the broker's memory is not what the leader samples
     assert got[1]["path"] == "/loadbalance/bundle-data/t/n/0x0_0x1" and got[-1]["data"]["msgRateIn"] == 3.0
+    # a broker stopped: its report is gone, and the probe says so once
+    del store.nodes["/loadbalance/brokers/a:8080"]
+    store.nodes["/loadbalance/brokers/b:8080"] = (report(4.0), 12)
+    assert probe.poll(store, seen, out, bundle_data=False) == 2
+    assert probe.poll(store, seen, out, bundle_data=False) == 0
+    gone = [json.loads(line) for line in out.getvalue().splitlines()][-2:]
+    assert [(w["path"], w["data"]) for w in gone] == [("/loadbalance/brokers/a:8080", None),
+                                                    ("/loadbalance/brokers/b:8080", gone[1]["data"])]
+    assert gone[0]["zxid"] == 12 and gone[1]["data"]["msgRateIn"] == 4.0
     # the leader's replay reads what the probe wrote
     (tmp_path / "probe.jsonl").write_text(out.getvalue())
-    assert [w["zxid"] for w in ls.read(tmp_path / "probe.jsonl")] == [5, 6, 7, 9]
+    assert [w["zxid"] for w in ls.read(tmp_path / "probe.jsonl")] == [5, 6, 7, 9, 12, 12]
 
 
 def test_the_logged_report_writes_and_the_stored_writes_are_every_sample_the_leader_took(writes):
@@ -175,7 +190,9 @@ def test_every_split_the_leader_considered_is_found_on_its_rebuilt_averages_at_t
     at every write, the project's ``BundleSplitterTask`` finds exactly the bundles the leader logged as split
     candidates, at the write that ran each check, and none at any other write."""
     checks = ls.split_checks(writes, _config(RUN))
-    assert len(checks) == sum(1 for w in writes if w["path"].startswith(ls.BROKERS))
+    # a check per notification: a write, and two for a report created or deleted (and the parent's ChildrenChanged)
+    reports = [w for w in writes if w["path"].startswith(ls.BROKERS)]
+    assert len(checks) == len(reports) + sum(1 for w in reports if w["version"] == 0 or w["data"] is None)
     predicted = [(c.mtime, bundle) for c in checks for bundle, _, _ in c.hot]
     logged = _logged_candidates(RUN)
     assert len(logged) >= 3
@@ -210,3 +227,30 @@ def test_a_moved_hot_bundle_is_split_from_its_new_owners_first_report():
                 after_move.append(bundle)
                 assert move.before < limit < move.first and rate > limit, (bundle, move)
     assert len(set(after_move)) >= 3
+
+
+def test_the_burst_records_averages_follow_the_leaders_queue_and_a_stopped_brokers_two_notifications():
+    """On the burst record the start-up splits held the leader's thread for 11 s and broker c stopped at the end.
+    Each report write queues an ``updateAll`` on that one thread, which reads the reports current when it runs;
+    a report deleted (or created) notifies twice (``Deleted`` and the parent's ``ChildrenChanged``). Replayed so,
+    every stored copy after the start-up's first minute is rebuilt but for bundles already off there, the last
+    batch after c stopped included; without either, far more are off."""
+    writes = ls.read(BURST / "probe.jsonl.gz")
+    busy = ls.busy_from_log(_logged(None, BURST))
+    assert sum(end - start for start, end in busy) > 11_000
+
+    def off(checks):
+        return [c for c in checks if c.bundle.startswith("lb/")
+                and (c.stored_samples != c.rebuilt_samples or c.relative_error > 1e-12)]
+
+    checks = [c for c in ls.replay(writes, busy=busy)[0] if c.bundle.startswith("lb/")]
+    assert len(checks) > 600
+    first_batch = min(c.mtime for c in checks) + ls.BATCH_MS
+    early = {c.bundle for c in off(checks) if c.mtime <= first_batch}
+    late = {c.bundle for c in off(checks) if c.mtime > first_batch} - early
+    assert len(off(checks)) <= 80 and len(early) <= 6 and len(late) <= 1  # measured: 76 copies, 6 + 1 bundles
+    last = max(c.mtime for c in checks)
+    assert [c for c in off(checks) if c.mtime > last - ls.BATCH_MS and c.bundle not in early] == []
+    without_queue = off(ls.replay(writes)[0])
+    without_departure = off(ls.replay([w for w in writes if w["data"] is not None], busy=busy)[0])
+    assert len(without_queue) > len(off(checks)) + 20 and len(without_departure) > len(off(checks)) + 20

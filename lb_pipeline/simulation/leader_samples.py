@@ -36,6 +36,8 @@ STATS = {"msg_rate_in": "msgRateIn", "msg_rate_out": "msgRateOut", "msg_throughp
          "msg_throughput_out": "msgThroughputOut"}
 WINDOWS = {"short": ta.SHORT_SAMPLES, "long": ta.LONG_SAMPLES}
 BATCH_MS = 3000  # the stored copies of one writeBundleDataOnZooKeeper come within this of each other
+TASK_MS = 20  # an updateAll without a split: the leader's thread is free again within this
+HOLD_MS = 300  # a split logged within this of a task's start is that task's check
 
 
 def read(path: str | Path) -> list[dict]:
@@ -115,24 +117,87 @@ def _rate(values) -> float:
     return values[ta.FIELDS.index("msg_rate_in")] + values[ta.FIELDS.index("msg_rate_out")]
 
 
-def replay(writes: list[dict], at=()) -> tuple[list[StoredCheck], list[FirstSample], dict[int, dict]]:
+def _tasks(writes: list[dict], busy=()):
+    """The leader's work in the order it did it: ``("stored", write)`` for each stored ``BundleData`` (another
+    thread, at its time), and ``("report", write, reports)`` for each update of the brokers' reports, with the
+    reports as they stood when its thread ran it (broker → ``lastStats``).
+
+    Each report write (and each broker report created or deleted: a ``Created`` or ``Deleted`` notification and the
+    parent's ``ChildrenChanged``, two tasks) queues an ``updateAll`` on the leader's single load-manager thread, which
+    reads the reports current when it runs. ``busy``: (start, end) epoch ms during which a split held that thread
+    (its log's split lines); a task queued behind one runs when it ends, and a split that begins within ``HOLD_MS``
+    of a task's start is that task's."""
+    timeline, tasks = [], []
+    for w in writes:
+        if w["path"].startswith(BROKERS):
+            timeline.append(w)
+            copies = 2 if w.get("data") is None or w.get("version") == 0 else 1
+            tasks += [w] * copies
+    times = [w["mtime"] for w in timeline]
+    pending, free, runs = sorted(busy), 0, []
+    for w in tasks:
+        start = max(w["mtime"], free)
+        end = start + TASK_MS
+        while pending and pending[0][0] < start:
+            pending.pop(0)
+        while pending and pending[0][0] <= end + HOLD_MS:
+            end = max(end, pending.pop(0)[1])
+        free = end
+        runs.append((start, w))
+    events = [(w["mtime"], 0, w) for w in writes if w["path"].startswith(BUNDLE_DATA)]
+    events += [(start, 1, w) for start, w in runs]
+    reports: dict[str, dict] = {}
+    applied = 0
+    for t, kind, w in sorted(events, key=lambda e: (e[0], e[1])):
+        if kind == 0:
+            yield "stored", w, None
+            continue
+        while applied < len(timeline) and (times[applied] <= t or timeline[applied] is w):
+            r = timeline[applied]
+            if r.get("data") is None:
+                reports.pop(r["path"][len(BROKERS):], None)
+            else:
+                reports[r["path"][len(BROKERS):]] = r["data"].get("lastStats") or {}
+            applied += 1
+        yield "report", w, dict(reports)
+
+
+def busy_from_log(rows: list[dict]) -> list[tuple[int, int]]:
+    """When splits held the leader's load-manager thread, from its logged events (``bronze/lb_events`` rows:
+    ``split-candidate``, ``split``, ``split-done``, ``split-failed``): from a check's first candidate line to the end of
+    its last split, epoch ms."""
+    out, start = [], None
+    for r in sorted(rows, key=lambda r: r["event_ts"]):
+        t = round(r["event_ts"].timestamp() * 1000)
+        if r["kind"] == "split-candidate" and start is None:
+            start = t
+        elif r["kind"] in ("split-done", "split-failed") and start is not None:
+            if out and start <= out[-1][1] + 5:
+                out[-1] = (out[-1][0], max(out[-1][1], t))
+            else:
+                out.append((start, t))
+            start = None
+    return out
+
+
+def replay(writes: list[dict], at=(), busy=()) -> tuple[list[StoredCheck], list[FirstSample], dict[int, dict]]:
     """Every stored copy beside the rebuilt averages, every move's first samples on its new owner, and the leader's
-    averages as they stood at each time of ``at`` (epoch ms): bundle → window → (numSamples, FIELDS)."""
+    averages as they stood at each time of ``at`` (epoch ms): bundle → window → (numSamples, FIELDS). ``busy``: see
+    ``_tasks``."""
     leader = _Leader()
     pending, states = sorted(at), {}
     checks: list[StoredCheck] = []
     seen: dict[str, list[tuple[str, float, bool]]] = {}  # bundle → its samples: (broker, rate, started)
     moves: list[tuple[str, int, str, str, int]] = []  # bundle, time, source, destination, index of its first sample
-    batch = None
-    for w in writes:
+    batch, last = None, {}
+    for kind, w, reports in _tasks(writes, busy):
         while pending and pending[0] < w["mtime"]:
             states[pending.pop(0)] = {b: dict(v) for b, v in leader.averages.items()}
-        path = w["path"]
-        if path.startswith(BUNDLE_DATA):
+        if kind == "stored":
             if batch is None or w["mtime"] - batch > BATCH_MS:
                 batch = w["mtime"]
                 leader.sample()
-            bundle, copy = path[len(BUNDLE_DATA):], w["data"]
+            bundle, copy = w["path"][len(BUNDLE_DATA):], w["data"]
             rebuilt = leader.averages.get(bundle)
             if rebuilt is not None:
                 for name in WINDOWS:
@@ -142,19 +207,20 @@ def replay(writes: list[dict], at=()) -> tuple[list[StoredCheck], list[FirstSamp
                                               _rate(rebuilt[name][1])))
             leader.stored[bundle] = copy
             continue
-        if not path.startswith(BROKERS):
-            continue
         batch = None
-        broker = path[len(BROKERS):]
-        stats = w["data"].get("lastStats") or {}
-        for bundle in stats:
-            history = seen.setdefault(bundle, [])
-            if history and history[-1][0] != broker and bundle not in leader.reports.get(broker, {}):
-                moves.append((bundle, w["mtime"], history[-1][0], broker, len(history)))
-        leader.reports[broker] = stats
+        broker = w["path"][len(BROKERS):]
+        stats = (w.get("data") or {}).get("lastStats") or {}
+        if last.get(broker) is not w:  # the write's own stats, once (a created or deleted report queues two tasks)
+            for bundle in stats:
+                history = seen.setdefault(bundle, [])
+                if history and history[-1][0] != broker and bundle not in leader.reports.get(broker, {}):
+                    moves.append((bundle, w["mtime"], history[-1][0], broker, len(history)))
+        leader.reports = reports
         started = leader.sample()
-        for bundle, s in stats.items():
-            seen[bundle].append((broker, float(s["msgRateIn"]) + float(s["msgRateOut"]), bundle in started))
+        if last.get(broker) is not w:
+            for bundle, s in stats.items():
+                seen[bundle].append((broker, float(s["msgRateIn"]) + float(s["msgRateOut"]), bundle in started))
+        last[broker] = w
     states.update({t: {b: dict(v) for b, v in leader.averages.items()} for t in pending})
     firsts = []
     for bundle, t, source, destination, k in moves:
@@ -176,22 +242,18 @@ class SplitCheck:
     hot: tuple[tuple[str, tuple[str, ...], float], ...]  # (bundle, thresholds passed, long-term msg/s)
 
 
-def split_checks(writes: list[dict], config: PulsarConfig) -> list[SplitCheck]:
-    """Every split check the leader ran, on its own inputs: after each report write it samples every listed bundle
-    and runs ``BundleSplitterTask.findBundlesToSplit`` over every report as last written, with the long-term
-    averages it keeps (``modular_split_candidates``). A namespace's bundle count is that of the bundles the reports
-    list (the leader reads the namespace's bundles; the two differ only by bundles no broker owns, and only near
-    ``loadBalancerNamespaceMaximumBundles``)."""
+def split_checks(writes: list[dict], config: PulsarConfig, busy=()) -> list[SplitCheck]:
+    """Every split check the leader ran, on its own inputs: each ``updateAll`` (``_tasks``) samples every listed
+    bundle and runs ``BundleSplitterTask.findBundlesToSplit`` over every report as it then stood, with the long-term
+    averages the leader keeps (``modular_split_candidates``). A namespace's bundle count is that of the bundles the
+    reports list (the leader reads the namespace's bundles; the two differ only by bundles no broker owns, and only
+    near ``loadBalancerNamespaceMaximumBundles``)."""
     leader, out = _Leader(), []
-    for w in writes:
-        path = w["path"]
-        if path.startswith(BUNDLE_DATA):
-            leader.stored[path[len(BUNDLE_DATA):]] = w["data"]
+    for kind, w, reports in _tasks(writes, busy):
+        if kind == "stored":
+            leader.stored[w["path"][len(BUNDLE_DATA):]] = w["data"]
             continue
-        if not path.startswith(BROKERS):
-            continue
-        broker = path[len(BROKERS):]
-        leader.reports[broker] = w["data"].get("lastStats") or {}
+        leader.reports = reports
         leader.sample()
         data = {b: {"longTermData": {STATS[f]: v for f, v in zip(ta.FIELDS, windows["long"][1])}}
                 for b, windows in leader.averages.items()}
@@ -200,7 +262,7 @@ def split_checks(writes: list[dict], config: PulsarConfig) -> list[SplitCheck]:
             namespace = split_bundle_name(bundle)[0]
             counts[namespace] = counts.get(namespace, 0) + 1
         found = modular_split_candidates({b: {"lastStats": s} for b, s in leader.reports.items()}, data, counts, config)
-        out.append(SplitCheck(w["mtime"], broker, tuple(
+        out.append(SplitCheck(w["mtime"], w["path"][len(BROKERS):], tuple(
             (d.bundle, tuple(t.reason for t in d.triggered),
              _rate(leader.averages[d.bundle]["long"][1]) if d.bundle in leader.averages else 0.0)
             for d in found if d.selected)))
