@@ -109,3 +109,25 @@ def test_a_broker_without_usable_figures_is_left_out_of_the_waves_prediction_ins
     assert [b["broker"] for b in check["brokers"]] == ["cool", "hot"]
     after = {b["broker"]: b["rate_after"] for b in check["brokers"]}
     assert after == {"cool": 400.0, "hot": 700.0} and check["proposed"]
+
+
+def test_a_move_of_a_bundle_near_the_split_limit_warns_it_may_be_split_on_arrival():
+    """The burst record: the leader split 3 of 17 hot bundles moved at 255-345 msg/s under a 380 msg/s limit, at the
+    new owner's first report. A proposed wave says which of its bundles may meet that fate; not a bundle of one topic
+    (never split), not one far under the limit, and not under the extensible load manager (no split on one report)."""
+    moves = [{"bundle": f"t/ns/{b}", "source": "hot", "destination": "cool", "why": "w",
+              "command": f"pulsar-admin namespaces unload t/ns --bundle {b}"}
+             for b in ("0x00000000_0x40000000", "0x40000000_0x80000000", "0x80000000_0xc0000000")]
+    rates, usage = {"hot": 2_000.0, "cool": 200.0}, {"hot": 0.9, "cool": 0.2}
+    topics = {moves[0]["bundle"]: 3, moves[1]["bundle"]: 1, moves[2]["bundle"]: 5}
+    bundle_rates = {moves[0]["bundle"]: 255.0, moves[1]["bundle"]: 300.0, moves[2]["bundle"]: 100.0}
+    check = check_wave(moves, rates, usage, topics, bundle_rates, split_limit=380.0)
+    assert check["proposed"] and check["may_split"] == [moves[0]["bundle"]]
+    assert check_wave(moves, rates, usage, topics, bundle_rates)["may_split"] == []
+    html = render_nightly(_context(actions={"splits": [], "unloads": moves, "check": check,
+                                            "strategy": "ThresholdShedder"}))
+    (said,) = html.split('data-testid="may-split">')[1:]
+    assert said.startswith("May be split on arrival: t/ns/0x00000000_0x40000000. Each carries 40 % or more of "
+                           "loadBalancerNamespaceBundleMaxMsgRate=380")
+    assert "may-split" not in render_nightly(_context(actions={
+        "splits": [], "unloads": moves, "check": {**check, "may_split": []}, "strategy": "ThresholdShedder"}))

@@ -244,7 +244,8 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     actions["strategy"] = act_as
     actions["check"] = check_wave([{"bundle": a["bundle"], "source": a["source"], "destination": a["destination"]}
                                    for a in actions["unloads"]], rates_now, usage_at_latest, bundle_topics,
-                                  bundle_rates) if actions["unloads"] else None
+                                  bundle_rates, config.get_float("loadBalancerNamespaceBundleMaxMsgRate")
+                                  if split_trigger == "modular" else None) if actions["unloads"] else None
 
     near = sorted(near_soon.result(), key=lambda r: -r["worst"])[:20]  # at 80-100 % of a split limit: the next flagged
     checks = checks_soon.result()

@@ -4,12 +4,15 @@ arrays (``numSamples`` and the four rates), one row per bundle of the simulation
 Pulsar's rules, as the simulation applies them:
 
 * the leader samples every bundle it has a report for each time any broker rewrites its load report
-  (``updateAll``): ``per_minute`` times a minute, from the record (``leader_averages``), else once;
+  (``updateAll``; twice when a broker's report appears or goes: ``Created``/``Deleted`` and the parent's
+  ``ChildrenChanged``, not modelled here): ``per_minute`` times a minute, from the record (``leader_averages``), else
+  once;
 * a moved bundle's averages start again from its next sample (``forget``): when the old owner's report without it
   is written before the new owner's with it, no broker lists it, and the leader drops its ``BundleData`` and deletes
   the stored copy (``ModularLoadManagerImpl.updateBundleData``). Measured every write (``leader_samples``, the probe
   record): so 7 of 16 moves; in the other 9 the averages went on. And the new owner's first report carried 1.05 to
-  2.55 times the bundle's rate (median 1.39), its next the rate again: neither is modelled here yet;
+  2.55 times the bundle's rate (median 1.39; up to 6.3 on the second probe record, where that report got 3 of 17
+  moved hot bundles split), its next the rate again: neither is modelled here yet;
 * a split's children and a bundle that appears start from Pulsar's default seed (``start_afresh``), the first sample
   replacing it;
 * where a snapshot holds the leader's stored ``BundleData`` (``anchor``), the bundles the simulation has where Pulsar
