@@ -36,3 +36,9 @@ def test_the_sweeps_width_is_run_config_the_nightly_job_accepts():
     resolved = dg.validate_run_config(job, night_config(3))
     assert resolved["ops"]["simulation"]["config"]["sets_per_strategy"] == 3
     assert resolved["loggers"]["console"]["config"]["log_level"] == "INFO"
+
+
+def test_a_sweep_asked_wider_than_the_grids_is_bounded_by_them():
+    """A hostile width (--sets 1000000000) runs each strategy's grid once, not a billion runs."""
+    runs = run_list(PulsarConfig(), sets_per_strategy=10**9)
+    assert len(runs) == len({(r["strategy"], tuple(sorted(r["params"].items()))) for r in runs}) < 200

@@ -33,7 +33,7 @@ def test_a_clusters_report_counts_its_own_failures_and_the_landings_but_not_anot
     from datetime import datetime
 
     from lb_pipeline.quality.results import SCHEMA
-    from lb_pipeline.report.context import _of_cluster, _quality_trend, _scope
+    from lb_pipeline.report.quality import of_cluster, quality_trend, scoped
 
     def result(expectation, clusters, success=False, rows=None):
         return {"snapshot_date": DEMO_DAY, "suite": "silver.topic_bundle", "table_name": "silver/topic_bundle",
@@ -46,11 +46,11 @@ def test_a_clusters_report_counts_its_own_failures_and_the_landings_but_not_anot
     df = spark.createDataFrame([result("passed", None, success=True), result("of_a", ["a"]), result("of_b", ["b"]),
                                 result("landing", []), result("both", ["a", "b"], rows=shared_rows),
                                 result("old_lake", None)], SCHEMA)
-    mine = {r["expectation"]: _scope(r.asDict(recursive=True), "a") for r in _of_cluster(df, "a").collect()}
+    mine = {r["expectation"]: scoped(r.asDict(recursive=True), "a") for r in of_cluster(df, "a").collect()}
     assert set(mine) == {"passed", "of_a", "landing", "both", "old_lake"}
     assert mine["landing"]["landing"] and not mine["of_a"]["landing"] and not mine["old_lake"]["landing"]
     assert mine["both"]["shared"] == ["b"] and json.loads(mine["both"]["unexpected_rows"]) == shared_rows[:1]
-    (night,) = _quality_trend(df, DEMO_DAY, "a")
+    (night,) = [r.asDict() for r in quality_trend(df, DEMO_DAY, "a").collect()]
     assert (night["evaluated"], night["critical"]) == (5, 4)
     html = render_nightly(_context(checks=list(mine.values()),
                                    failed_checks=[c for c in mine.values() if not c["success"]]))

@@ -6,8 +6,6 @@ topic-level rows stay in Spark.
 
 from __future__ import annotations
 
-import json
-
 from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
@@ -18,6 +16,7 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy, legacy_reason
 from lb_pipeline.report import trust
+from lb_pipeline.report.quality import of_cluster, quality_trend, scoped
 from lb_pipeline.report.heat import heat_rows as order_heat
 from lb_pipeline.report.heat import natural_key
 from lb_pipeline.report.nights import findings_trend, nights_context
@@ -46,38 +45,6 @@ TABLES = [("bronze", "snapshots"), ("bronze", "quarantine"), ("silver", "broker_
 
 def _rows(df) -> list[dict]:
     return [r.asDict(recursive=True) for r in df.collect()]
-
-
-def _of_cluster(results, cluster: str):
-    """The results that concern ``cluster``: every passed one, and the failures of its rows or of no one cluster's
-    (``clusters`` empty: the landing's; null: not known, results written before they were told apart)."""
-    if "clusters" not in results.columns:
-        return results
-    return results.where(F.col("success") | F.col("clusters").isNull() | (F.size("clusters") == 0)
-                         | F.array_contains("clusters", cluster))
-
-
-def _quality_trend(results, day: str, cluster: str, nights: int = 14) -> list[dict]:
-    """Expectations evaluated and failed (critical, warning) per night, for the nights up to ``day``: the failures
-    of ``cluster``'s rows and those of no one cluster."""
-    failed = ~F.col("success")
-    return _rows(_of_cluster(results, cluster).where(F.col("snapshot_date") <= F.lit(day)).groupBy("snapshot_date").agg(
-        F.count("*").alias("evaluated"),
-        F.sum((failed & (F.col("severity") == "critical")).cast("int")).alias("critical"),
-        F.sum((failed & (F.col("severity") != "critical")).cast("int")).alias("warnings"),
-    ).orderBy(F.col("snapshot_date").desc()).limit(nights))
-
-
-def _scope(check: dict, cluster: str) -> dict:
-    """A failure told whose it is: ``landing`` when no one cluster's rows fail it, ``shared`` the other clusters
-    whose rows fail it too (its count is of them all), and its sample rows cut to this cluster's where they say."""
-    clusters = check.get("clusters")
-    rows = json.loads(check["unexpected_rows"]) if check.get("unexpected_rows") else None
-    if rows and clusters and all(isinstance(r, dict) and "cluster" in r for r in rows):
-        rows = [r for r in rows if r["cluster"] == cluster]
-    return {**check, "landing": clusters is not None and not clusters,
-            "shared": sorted(c for c in clusters or [] if c != cluster),
-            "unexpected_rows": json.dumps(rows, default=str) if rows else None}
 
 
 def night_clusters(spark, lake, day: str) -> list[str]:
@@ -130,9 +97,9 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
     heat_soon = rows_soon(usage.select("broker", "snapshot_ts", "max_usage", "num_bundles") if usage is not None else None)
     summary_soon = rows_soon(read("gold", "broker_load_summary"))
     decisions_soon = rows_soon(decisions_df)
-    checks_soon = rows_soon(_of_cluster(results, cluster).orderBy("suite", "expectation") if results is not None else None)
-    trend = soon(_quality_trend, lake.read(spark, "gold", "validation_results"), day, cluster) \
-        if results is not None else _done([])
+    checks_soon = rows_soon(of_cluster(results, cluster).orderBy("suite", "expectation") if results is not None else None)
+    trend = rows_soon(quality_trend(lake.read(spark, "gold", "validation_results"), day, cluster)
+                      if results is not None else None)
     unservable = rows_soon(topic_bundle.where("lookup_fails").groupBy("namespace", "topic").agg(
         F.count("*").alias("snapshots")).orderBy("topic").limit(50) if topic_bundle is not None else None)
     # rows of no cluster (a folder no cluster's name could be read from) are the landing folder's, said apart
@@ -266,7 +233,7 @@ def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs,
         "cap": cap, "violations": violations.result(),
         "misplaced": misplaced.result(), "aa_groups": aa_groups.result(), "aa_blind": aa_blind, "usage_notes": notes.result(),
         "inputs_note": inputs.result(), "coverage_notes": coverage.result(), "replay_accuracy": accuracy.result(),
-        "checks": checks, "failed_checks": [_scope(c, cluster) for c in checks if not c["success"]],
+        "checks": checks, "failed_checks": [scoped(c, cluster) for c in checks if not c["success"]],
         "quality_trend": [{**t, "partial": t["snapshot_date"] in partial.result()} for t in trend.result()], "unservable": unservable.result(), "quarantined": quarantined.result(),
         "docs_vs_code": DOCS_VS_CODE, "simulation": sim, "capacity": capacity.result(), "decision": decision,
         "findings": findings.result(),
