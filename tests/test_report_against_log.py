@@ -71,8 +71,9 @@ def test_the_unloads_simulated_in_the_warm_up_are_called_estimates_with_the_scor
     said = _against_log(strategy="ThresholdShedder", warming_up=2, warming_up_matched=1, warm_up_cycles=29,
                         settled_precision=1.0, settled_recall=0.5)
     assert ("2 of the simulated unloads (1 matched) came in its first 29 cycles, before ThresholdShedder's state, "
-            "started at the night's first snapshot, could have caught up with the leader's, started at its election: "
-            "they are estimates; after them, precision 100.0%, recall 50.0%.") in said
+            "started at the night's first snapshot, could have caught up with the leader's, started at its election, "
+            "from brokers whose state the leader had not logged: they are estimates; the rest (after that window, or "
+            "from the leader's logged state), precision 100.0%, recall 50.0%.") in said
     inside = _against_log(strategy="ThresholdShedder", warming_up=3, warming_up_matched=3, warm_up_cycles=29,
                           settled_precision=None, settled_recall=None)
     assert "they are estimates, and the night has no cycle after them to score." in inside

@@ -133,9 +133,18 @@ def test_unloads_simulated_in_the_warm_up_are_counted_apart_and_the_rest_scored_
     inside = warm_up(simulated, truth, MINUTE, settled_from=None)  # the span ends inside the warm-up
     assert (inside["warming_up"], inside["warming_up_matched"]) == (4, 2)
     assert inside["settled_precision"] is None and inside["settled_recall"] is None
+    # broker a's state taken from the leader's log at 1.5 minutes: its unloads after it are the leader's state,
+    # simulated from 2 minutes on, logged from 2 on too (half a cycle after the line: the cycle after it)
+    logged = warm_up(simulated, truth, MINUTE, settled_from=None, logged_from={"a:1": MINUTE + MINUTE // 2})
+    assert (logged["warming_up"], logged["warming_up_matched"]) == (1, 1)
+    assert (logged["settled_precision"], logged["settled_recall"]) == (1 / 3, 0.5)  # 1 of 3 simulated, 1 of 2 logged
+    other = warm_up(simulated, truth, MINUTE, settled_from=None, logged_from={"c:1": 0})  # another broker's line
+    assert other == inside
 
 
-def _recorded(run: str):
+def _recorded(run: str, state_logged: bool = True):
+    """The closed loop of a recorded run under a configuration; without ``state_logged``, from a log without the
+    lines that give ThresholdShedder's history (as Pulsar logs it only in cycles that shed)."""
     from lb_pipeline.simulation.history import build_history
     from lb_pipeline.simulation.landing import read_history
     from lb_pipeline.simulation.load_model import fit_load_model
@@ -145,15 +154,17 @@ def _recorded(run: str):
     day = json.loads((RUNS / run / "recording.json").read_text())["traffic"]["startedAt"][:10]
     cluster, dirs = snapshot_dirs(landing, day, None)
     cluster, brokers, bundles, config, notes, policies, topics, _ = read_history(landing, day, cluster)
+    events = [e for e in log_events(dirs)[0] if state_logged or e["kind"] != "shed-attempt"]
     return lambda cfg: score(build_history(cluster, brokers, bundles), fit_load_model(brokers), cfg, policies,
-                             topics, log_events(dirs)[0], day, notes), config
+                             topics, events, day, notes), config
 
 
 def test_a_recorded_threshold_run_shorter_than_the_warm_up_has_every_unload_an_estimate(capsys):
     """ThresholdShedder's history, seeded at the first snapshot, weighs more than 5 % for 29 cycles at 0.9: on a
     15-minute record every simulated unload is an estimate, and the command says the record ends inside the window.
-    With the history weighing 0.5 the seed is forgotten after 5 cycles and the rest is scored on its own."""
-    run, config = _recorded("threshold")
+    With the history weighing 0.5 the seed is forgotten after 5 cycles and the rest is scored on its own. (Without
+    the leader's lines that log the history: with them, next test.)"""
+    run, config = _recorded("threshold", state_logged=False)
     got = run(config)
     assert got["warm_up_cycles"] == 29 and got["cycles"] <= 29
     assert got["warming_up"] == got["simulated_unloads"] > 0
@@ -165,7 +176,21 @@ def test_a_recorded_threshold_run_shorter_than_the_warm_up_has_every_unload_an_e
     assert short["warming_up"] <= short["simulated_unloads"] and short["warming_up_matched"] <= short["warming_up"]
     settled = short["simulated_unloads"] - short["warming_up"]
     assert settled > 0 and short["settled_precision"] is not None  # 2 of the 3 after the 5th cycle (measured)
-    assert "after it, precision" in render_text(short)
+    assert "the rest (after that window, or from the leader's logged state): precision" in render_text(short)
+
+
+def test_a_brokers_unloads_after_the_leader_logged_its_history_are_the_leaders_state_not_estimates():
+    """threshold: the leader logged broker a's history in each cycle it shed; from the cycle after the first such
+    line the loop's history of a is the leader's, and the unloads from a after it are scored on their own, inside
+    the 29-cycle window. The loop sheds in more of the leader's cycles with the lines than without (measured: 3 of
+    5 matched either way, 3 simulated with them against 4, the extra one gone)."""
+    run, config = _recorded("threshold")
+    got = run(config)
+    blind = _recorded("threshold", state_logged=False)[0](config)
+    assert got["cycles"] <= got["warm_up_cycles"] == 29
+    assert got["warming_up"] < got["simulated_unloads"] and got["settled_precision"] is not None
+    assert got["precision"] >= blind["precision"] and got["matched_unloads"] >= blind["matched_unloads"]
+    assert any("ThresholdShedder's history taken from the 5 line(s) the leader logged it in" in n for n in got["notes"])
 
 
 def test_a_stateless_strategy_has_no_warm_up_and_its_settled_scores_are_its_scores():
@@ -188,7 +213,7 @@ def test_a_threshold_run_recorded_past_the_warm_up_is_scored_after_it_on_its_own
     assert later >= 3 and got["warming_up"] >= 1
     assert got["settled_precision"] == (got["matched_unloads"] - got["warming_up_matched"]) / later
     assert got["settled_precision"] >= 0.5 and got["settled_recall"] >= 0.5  # measured: 2 of 4 each way
-    assert f"after it, precision {got['settled_precision']:.0%}" in render_text(got)
+    assert f"logged state): precision {got['settled_precision']:.0%}" in render_text(got)
 
 
 def test_the_closed_loop_sheds_when_the_leader_did_so_a_move_by_hand_comes_before_the_same_cycle():

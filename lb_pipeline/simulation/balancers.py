@@ -5,6 +5,8 @@ places bundles left without an owner (their broker left or restarted):
 
 * the modular four run ``ModularLoadManagerImpl.doLoadShedding`` (``algorithms.shedding.driver``) with their
   grace period, hit counts and EMAs carried from cycle to cycle, unloads placed by the cluster's placement strategy;
+  given the leader's log (``logged``), ThresholdShedder takes its history from the lines the leader logged before
+  each cycle (``algorithms/shedding/logged_history.py``);
 * ``TransferShedder`` (extensible load manager) reads ``BrokerLoadData`` and top-k bundles derived from the
   simulated reports, as a migrating user's brokers would publish them; it picks destinations itself, and its
   orphaned bundles go through ``LeastResourceUsageWithWeight``, the extensible manager's default selection;
@@ -14,10 +16,12 @@ places bundles left without an owner (their broker left or restarted):
 
 from __future__ import annotations
 
+import bisect
 import random
 
 from lb_pipeline.algorithms.shedding.common import LoadData, Unload
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, STRATEGIES, ModularShedding
+from lb_pipeline.algorithms.shedding.logged_history import LoggedHistory
 from lb_pipeline.algorithms.shedding.placement import LeastResourceUsageWithWeight
 from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
@@ -52,14 +56,29 @@ class Balancer:
 class Modular(Balancer):
     def __init__(self, strategy: str, config: PulsarConfig, seed: int, placement: str | None = None):
         self.name, self.seed, self.placement_name = strategy, seed, placement
+        self.take_log([], [])
         self.restart(config)
         self.notes = list(self.run.notes)
 
     def restart(self, config):
         self.run = ModularShedding.named(self.name, config, self.seed, self.placement_name)
         self.placement = self.run.placement
+        self.taken, self._read = LoggedHistory(), 0
+
+    def take_log(self, lines: list[list], elections: list[int]) -> None:
+        """The leader's ThresholdShedder lines and elections (``logged_history.from_events``), read cycle by cycle."""
+        self._lines = sorted(lines, key=lambda x: int(x[1]))
+        self._times, self._elections, self._read = [int(x[1]) for x in self._lines], sorted(elections), 0
 
     def unloads(self, load, config, now_ms, state, view):
+        if self._lines and self.name == "ThresholdShedder":  # the leader's state, logged before this cycle
+            shedder, before = self.run.strategy, now_ms - 1
+            read = bisect.bisect_right(self._times, before)
+            k = bisect.bisect_right(self._elections, before)
+            self.taken.apply(shedder, before, self._lines[self._read:read], self._elections[k - 1] if k else None,
+                             list(load.brokers), lambda: shedder.update_all(load.frame(config), config),
+                             max(1, config.get_int("loadBalancerSheddingIntervalMinutes")) * 60_000)
+            self._read = max(self._read, read)
         return self.run.run_cycle(load, config, now_ms, state).unloads
 
 

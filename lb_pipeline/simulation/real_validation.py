@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from lb_pipeline.model.load_manager import configured_strategy
+from lb_pipeline.algorithms.shedding import logged_history
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.algorithms.shedding.warm_up import warm_up_cycles
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
@@ -119,21 +120,27 @@ def match(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str
 
 
 def warm_up(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str, str, str]], window_ms: int,
-            settled_from: int | None) -> dict:
+            settled_from: int | None, logged_from: dict[str, int] | None = None) -> dict:
     """The simulated unloads made before the strategy's state, started at the first snapshot, could have caught up
     with the leader's (``warm_up.warm_up_cycles``; ``settled_from``: the time of the first cycle after that window,
     None if the span ends inside it) and how many of them matched; precision and recall of the rest, from the same
-    matching: of the unloads simulated from ``settled_from`` on, and of those logged from then on."""
+    matching. ``logged_from``: broker → when the loop first took its state from the leader's log
+    (``logged_history``): an unload from it after that is the leader's state, not an estimate, simulated or logged
+    (a logged one half a cycle after it: the cycle after the line)."""
     found = pairs(simulated, truth, window_ms)
     hit_sim, hit_log = {k for _, k in found}, {j for j, _ in found}
-    warm = {k for k, u in enumerate(simulated) if settled_from is None or u[0] < settled_from}
+    logged_from = logged_from or {}
+
+    def settled(u, after: int = 0) -> bool:
+        return (settled_from is not None and u[0] >= settled_from) or u[2] in logged_from and logged_from[u[2]] + after < u[0]
+
+    warm = {k for k, u in enumerate(simulated) if not settled(u)}
     out = {"warming_up": len(warm), "warming_up_matched": len(warm & hit_sim),
            "settled_precision": None, "settled_recall": None}
-    if settled_from is not None:
-        later = [k for k in range(len(simulated)) if k not in warm]
-        logged_later = [j for j, u in enumerate(truth) if u[0] >= settled_from]
-        out["settled_precision"] = sum(k in hit_sim for k in later) / len(later) if later else None
-        out["settled_recall"] = sum(j in hit_log for j in logged_later) / len(logged_later) if logged_later else None
+    later = [k for k in range(len(simulated)) if k not in warm]
+    logged_later = [j for j, u in enumerate(truth) if settled(u, window_ms // 2)]
+    out["settled_precision"] = sum(k in hit_sim for k in later) / len(later) if later else None
+    out["settled_recall"] = sum(j in hit_log for j in logged_later) / len(logged_later) if logged_later else None
     return out
 
 
@@ -187,6 +194,12 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
                      policies, profiles=TopicProfiles(history, topics),
                      splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None,
                      residuals=residuals, reporter=strategy in MODULAR_STRATEGIES, schedule=schedule, leader=leader)
+    if events is not None and strategy == "ThresholdShedder":  # its history where the leader logged it
+        lines, elections = logged_history.from_events(events)
+        sim.balancer.take_log(lines, elections)
+        if lines:
+            notes.append(f"ThresholdShedder's history taken from the {len(lines)} line(s) the leader logged it in, "
+                         "each before the cycle after it")
     simulated, splits, errors, scored = [], [], [], {0}  # the first snapshot is where the simulation starts
     spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
     warm_cycles, settled_from, k = warm_up_cycles(strategy, cfg) if strategy in STRATEGIES else 0, None, 0
@@ -213,7 +226,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     scores = match(simulated, truth, tolerance) if events is not None else {
         "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None,
         "destinations_agree": None, "precision": None, "recall": None}
-    warming = warm_up(simulated, truth, tolerance, settled_from)
+    warming = warm_up(simulated, truth, tolerance, settled_from, getattr(sim.balancer, "taken", None) and sim.balancer.taken.anchored)
     if events is None:  # nothing to match: only how many were made in the warm-up
         warming.update(warming_up_matched=None, settled_precision=None, settled_recall=None)
     scores.update(warming, warm_up_cycles=warm_cycles, cycles=k)

@@ -24,9 +24,12 @@ def render_text(result: dict) -> str:
         f"{fmt(result['recall'])} ({met['recall']}, target ≥ {TARGETS['recall']:.0%})",
         *([f"warm-up: {result['warming_up']} of the simulated unloads ({n(result['warming_up_matched'])} matched) "
            f"came in the first {result['warm_up_cycles']} cycles, before {result['strategy']}'s state, started at the "
-           "first snapshot, could have caught up with the leader's (started at its election): estimates; "
-           + (f"the record's {result['cycles']} cycles all fall inside that window" if result["cycles"] <= result["warm_up_cycles"]
-              else f"after it, precision {fmt(result['settled_precision'])}, recall {fmt(result['settled_recall'])}")]
+           "first snapshot, could have caught up with the leader's (started at its election), from brokers whose state "
+           "the leader had not logged: estimates; "
+           + (f"the rest (after that window, or from the leader's logged state): precision "
+              f"{fmt(result['settled_precision'])}, recall {fmt(result['settled_recall'])}"
+              if result["settled_precision"] is not None or result["settled_recall"] is not None
+              else f"the record's {result['cycles']} cycles all fall inside that window")]
           if result.get("warming_up") else []),
         f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
         f"{n(result['matched_splits'])} of the same bundle",

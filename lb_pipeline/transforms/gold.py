@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
 from lb_pipeline.algorithms.shedding.held import held_cycles
+from lb_pipeline.algorithms.shedding.logged_history import LoggedHistory
 from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular, topic_counts
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
@@ -35,8 +36,10 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.transforms import grace_state as gs
+from lb_pipeline.transforms import leader_state
 from lb_pipeline.transforms import replay_inputs as ri
 from lb_pipeline.transforms.replay_inputs import KEYS
+from lb_pipeline.snapshots.leader_cycle import next_cycle_ms
 from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
 
@@ -69,6 +72,21 @@ def _shedding_interval(config: PulsarConfig) -> int:  # minutes; with 0 or less 
     return max(1, config.get_int("loadBalancerSheddingIntervalMinutes"))
 
 
+def _latest(anchor: int | None, logged, now: int) -> int | None:
+    """The later of the anchor so far and a snapshot's (``leader_state.logged_history``), if not after the snapshot."""
+    if isinstance(logged, int) and not isinstance(logged, bool) and logged <= now:
+        return logged if anchor is None else max(anchor, logged)
+    return anchor
+
+
+def _next_cycle(anchor: int | None, now: int, interval_ms: int) -> int:
+    """The leader's first shedding cycle after ``now``, scheduled from its log's ``anchor`` (the end of its last
+    cycle that logged, or its election, plus whole intervals: ``LoadSheddingTask`` runs with a fixed delay); the
+    snapshot's own time without one. The grace period is measured to the cycle's time: an unload 2 min before a cycle
+    6 s after the snapshot is out of a 2-minute grace period there, not at the snapshot."""
+    return now if anchor is None else next_cycle_ms(anchor, interval_ms, now)
+
+
 def _restarted(brokers: pd.DataFrame, started: dict) -> list[str]:
     """The brokers of a snapshot whose ``startTimestamp`` differs from the one ``started`` holds (updated)."""
     out = []
@@ -96,6 +114,8 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
     ran: dict[str, int] = {}  # strategy → the cycles its state has run in this replay
     started: dict[str, object] = {}  # broker → its startTimestamp
     recorded = gs.RecordedUnloads(gs.from_logs(pdf))  # pdf: one cluster's inputs
+    logged = LoggedHistory()  # ThresholdShedder's history where the leader logged it
+    anchor = None  # what the leader's next cycles are scheduled from, where its log says (leader_cycle)
     out = []
     windows = {cluster: _windows(sorted(set(times)), configs, cluster, _shedding_interval)
                for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
@@ -104,6 +124,7 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         leader_runs = configured_strategy(config)
         if _ms(ts) in ClusterConfigs.of_any(configs).leader_restarts(cluster):  # another leader, or it restarted:
             modular, transfer, ran = {}, TransferShedder(), {}  # its strategies' state was in the load manager it replaced
+            logged.reset()
         # built at the first snapshot and where the leader runs a new load manager, which reads the placement
         # strategy only then (model.at_start); state carried across cycles
         modular = modular or {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
@@ -118,32 +139,43 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         isolation = {name: json.loads(policy) for name, policy in ri.meta(snap, "isolation", "{}").items()}
         load = LoadData(reports, ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE)))
         now = _ms(ts)
+        anchor = _latest(anchor, ri.meta(snap, "cycle_anchor_ms", "null"), now)
+        at = _next_cycle(anchor, now, _shedding_interval(config) * 60_000)  # the leader's cycle after the snapshot
         state = ClusterState(list(reports), isolation_policies(isolation), groups, ri.meta(snap, "domains", "{}"))
         runs = {name: (lambda at, run=run: run.run_cycle(load, config, at, state)) for name, run in modular.items()}
+        threshold = modular["ThresholdShedder"].strategy
+        taken = logged.apply(threshold, at, ri.meta(snap, "logged_history", "[]"), ri.meta(snap, "elected_ms", "null"),
+                             list(reports), lambda: threshold.update_all(load.frame(config), config),
+                             _shedding_interval(config) * 60_000)
         # each broker's reporter runs every 5 s: the store TransferShedder reads is as they last wrote it
         topics = topic_counts(reports)
         runs["TransferShedder"] = lambda at: transfer.run_cycle(
             derive_from_modular(reports, config, at, derived, groups, ownership, topics), config, at)
         cycles, interval = windows[cluster][ts], _shedding_interval(config)
         held_note = f"the snapshot's load held for up to {cycles} shedding cycle(s) of {interval} min; {recorded.note}"
+        if at != now:
+            held_note += f"; the first at the leader's next cycle, {(at - now) / 1000:.1f} s after the snapshot"
         for name, run in runs.items():
-            held = held_cycles(run, now, cycles, interval * 60_000)
+            held = held_cycles(run, at, cycles, interval * 60_000)
             ran[name] = ran.get(name, 0) + held.cycle
             estimate = estimate_note(name, config, ran[name]) if name in modular else None
+            note = f"{held_note}; {taken}" if name == "ThresholdShedder" and taken else held_note
             if name == "TransferShedder":  # the brokers a bundle leaves or joins clear their reporters' data
                 for u in held.result.unloads:
-                    derived.changed((u.broker, u.destination), now + (held.cycle - 1) * interval * 60_000)
+                    derived.changed((u.broker, u.destination), at + (held.cycle - 1) * interval * 60_000)
             for u in held.result.unloads:
                 ns, rng = u.bundle.rsplit("/", 1)
+                # a broker whose history the leader logged: the leader's state, not an estimate
+                guess = None if name == "ThresholdShedder" and u.broker in logged.anchored else estimate
                 out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "strategy": name,
                             "broker": u.broker, "bundle": u.bundle, "destination": u.destination, "reason": u.reason,
                             "metric": u.metric, "value": float(u.value), "threshold": float(u.threshold),
                             "amount": float(u.amount), "amount_unit": u.amount_unit, "bundle_load": float(u.bundle_load),
                             "command": commands.unload_bundle(ns, rng, u.destination),
-                            "cycle_note": f"{held_note}; unloads at cycle {held.cycle}" + (f"; {estimate}" if estimate else ""),
+                            "cycle_note": f"{note}; unloads at cycle {held.cycle}" + (f"; {guess}" if guess else ""),
                             "swap": u.swap, "leader_ran": name == leader_runs,
-                            "unload_ts": ts + pd.Timedelta(minutes=(held.cycle - 1) * interval),
-                            "warming_up": estimate is not None})
+                            "unload_ts": ts + pd.Timedelta(milliseconds=at - now + (held.cycle - 1) * interval * 60_000),
+                            "warming_up": guess is not None})
     return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SHEDDING_SCHEMA.split(", ")])
 
 
@@ -176,7 +208,7 @@ def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, tim
     ``events`` (``bronze/lb_events``) where its logs were collected, else its ownership changes (``grace_state``)."""
     meta = cluster_policies(ownership, namespaces, config_rows, failure_domains)
     if events is not None:
-        meta = meta.join(gs.logged_unloads(events), KEYS, "left")
+        meta = meta.join(gs.logged_unloads(events), KEYS, "left").join(leader_state.logged_history(events), KEYS, "left")
     tagged = ri.typed_inputs(broker_reports, bundle_reports, time_averages, meta)
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
 

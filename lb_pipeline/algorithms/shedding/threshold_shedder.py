@@ -5,6 +5,10 @@ throughput (if at least ``loadBalancerBundleUnloadMinThroughputThreshold`` MB), 
 Docs vs code: the docs say "until 5 % below the average"; the code aims at ``avg + threshold - 5 %`` and
 measures the amount in bytes/s of throughput. The optional lower-boundary pass advances the EMA a second time.
 The history forgets brokers that leave the cluster (``onActiveBrokersChange``).
+
+The history is state the replay cannot see start (it starts with the leader's load manager); where the leader
+logged it ("Attempting to shed load on {broker}, which has max resource usage above avgUsage and threshold
+{history}% > {average}% + …"), ``anchor`` takes it from there (``logged_history.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,21 @@ class ThresholdShedder:
         keep = set(active)
         self.history = {b: u for b, u in self.history.items() if b in keep}
 
-    def _update_all(self, frame, config: PulsarConfig) -> float:
+    def anchor(self, broker: str, history: float, average: float, brokers) -> None:
+        """The leader's own state after a logged cycle: ``broker``'s history and the average over ``brokers`` (the
+        brokers of that cycle), both fractions. The other brokers' histories are not logged: they keep their
+        proportions and are scaled so that the average is the leader's (the average is then exact, and stays so:
+        each cycle steps it by the mean usage, whatever its split; a broker's own history is exact once it is
+        logged)."""
+        brokers = list(dict.fromkeys([*brokers, broker]))
+        others = [b for b in brokers if b != broker]
+        rest = max(0.0, average * len(brokers) - history)
+        held = sum(max(0.0, self.history.get(b, 0.0)) for b in others)
+        for b in others:
+            self.history[b] = rest * max(0.0, self.history.get(b, 0.0)) / held if held > 0 else rest / len(others)
+        self.history[broker] = history
+
+    def update_all(self, frame, config: PulsarConfig) -> float:
         """``getBrokerAvgUsage``: one EMA step per broker, summed in map order."""
         p = config.get_float("loadBalancerHistoryResourcePercentage")
         usage = frame.weighted_max(weights_of(config)).tolist()
@@ -43,7 +61,7 @@ class ThresholdShedder:
         thr = config.get_int("loadBalancerBrokerThresholdShedderPercentage") / 100.0
         min_bytes = config.get_float("loadBalancerBundleUnloadMinThroughputThreshold") * MIB
         recently = set(load.recently_unloaded)
-        avg = self._update_all(frame, config)
+        avg = self.update_all(frame, config)
         if avg == 0:
             return out
         throughput = frame.throughput.tolist()
@@ -66,7 +84,7 @@ class ThresholdShedder:
         return out
 
     def _lower_boundary(self, frame, config, thr, min_bytes, recently, out) -> None:
-        avg = self._update_all(frame, config)  # the second EMA step of this cycle, as in Pulsar
+        avg = self.update_all(frame, config)  # the second EMA step of this cycle, as in Pulsar
         best, best_usage, someone_below = None, avg - thr, False
         for i, broker in enumerate(frame.brokers):
             u = self.history.get(broker, 0.0)
