@@ -193,7 +193,7 @@ def test_the_nightly_replay_takes_a_brokers_history_from_the_leaders_log_and_no_
     # the line is the end of a cycle the leader logged: its next cycle comes an interval later, 30 s after the
     # snapshot, and the replay's cycle (the grace period's clock, the unload's time) is that one
     assert "the first at the leader's next cycle, 30.0 s after the snapshot" in got.cycle_note
-    assert got.unload_ts == at + timedelta(seconds=30)
+    assert got.unload_ts == at + timedelta(seconds=30, milliseconds=1)
     assert all(r.unload_ts == r.snapshot_ts for r in plain.values())
     # the same line logged before the leader's election is another load manager's state
     before = replay([(at, "leader", busiest, logged + timedelta(seconds=10), None),
@@ -209,14 +209,40 @@ def test_the_nightly_replay_takes_a_brokers_history_from_the_leaders_log_and_no_
 def test_the_replays_cycle_is_the_leaders_next_one_scheduled_from_its_log():
     """The leader's shedding task runs an interval after its last cycle ends (a fixed delay): the replay's cycle
     for a snapshot is the first such time after it; without a logged cycle or election, the snapshot's own time.
-    An anchor logged after the snapshot (a later snapshot's line) is not used."""
+    An anchor logged after the snapshot (a later snapshot's line) is not used. A bundle unloaded in the anchor's
+    cycle is out of a grace period of two intervals at the second cycle after it, as the leader found it."""
     from lb_pipeline.transforms.gold import _latest, _next_cycle
 
     assert _next_cycle(None, 100_000, 60_000) == 100_000
-    assert _next_cycle(52_000, 100_000, 60_000) == 112_000
-    assert _next_cycle(52_000, 112_000, 60_000) == 112_000
-    assert _next_cycle(52_000, 3_700_000, 60_000) == 3_712_000  # an hour on, the same schedule
+    # each cycle starts an interval after the one before it ended, a millisecond after its last line at least
+    assert _next_cycle(52_000, 100_000, 60_000) == 112_001
+    assert _next_cycle(52_000, 111_000, 60_000) == 112_001
+    assert _next_cycle(52_000, 3_700_000, 60_000) == 3_712_061  # an hour on, the same schedule
     assert _latest(None, 52_000, 100_000) == 52_000
     assert _latest(52_000, 30_000, 100_000) == 52_000
     assert _latest(52_000, 150_000, 100_000) == 52_000
     assert _latest(52_000, "52000", 100_000) == _latest(52_000, True, 100_000) == 52_000  # not a number: ignored
+    from lb_pipeline.model.java_values import grace_cutoff
+
+    unloaded = 52_000  # its line is the anchor
+    at = _next_cycle(unloaded, unloaded + 110_000, 60_000)
+    assert not unloaded < grace_cutoff(at - 60_000, 2)  # still held back at the first cycle after it
+    assert unloaded < grace_cutoff(at, 2)  # forgotten at the second
+
+
+def test_the_lines_are_read_from_event_rows_whatever_their_detail_holds():
+    """``from_events`` (the closed loop's reader, from ``bronze/lb_events`` rows or the nightly job's pandas copy of
+    them): ThresholdShedder's lines and the elections; an OverloadShedder line, a detail that is missing, NaN or not
+    text is no line."""
+    from lb_pipeline.algorithms.shedding.logged_history import from_events
+
+    t = datetime(2026, 12, 5, 3, 52, 6, tzinfo=timezone.utc)
+    rows = [{"kind": "leader", "event_ts": t - timedelta(minutes=8), "from_broker": None, "detail": None},
+            {"kind": "shed-attempt", "event_ts": t, "from_broker": "a:8080",
+             "detail": "max resource usage above avgUsage and threshold 43.47% > 21.0% + 10.0% -- Offloading at least"},
+            {"kind": "shed-attempt", "event_ts": t, "from_broker": "a:8080", "detail": "max resource usage of 58%"},
+            {"kind": "shed-attempt", "event_ts": t, "from_broker": "a:8080", "detail": float("nan")},
+            {"kind": "shed-attempt", "event_ts": t, "from_broker": "a:8080"},
+            {"kind": "shed-attempt", "event_ts": t, "from_broker": "a:8080", "detail": 12}]
+    ms = round(t.timestamp() * 1000)
+    assert from_events(rows) == ([["a:8080", str(ms), "43.47", "21.0"]], [ms - 8 * 60_000])

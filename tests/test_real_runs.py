@@ -119,10 +119,13 @@ def test_each_logged_unload_moved_a_bundle_its_source_owned_to_a_live_broker(run
 
 
 def test_the_nightly_replay_is_scored_against_the_unloads_the_leader_logged(real_night):
-    """The nightly job on the recorded OverloadShedder run, launched by the Dagster daemon's landing sensor as in
-    production (beside the suite, tests/background.py): the run succeeds, every table lands, nothing is
-    quarantined, and the report scores the replay against the leader's log, not the ownership changes (which also
-    hold the bundles moved by hand)."""
+    """The nightly job on a recorded ThresholdShedder run (moved-threshold: 20 minutes, `lb/ns-c16` moved by hand six
+    times; recorded after the replay took ThresholdShedder's history from the leader's log, and used by no other
+    test), launched by the Dagster daemon's landing sensor as in production (beside the suite,
+    tests/background.py): the run succeeds, every table lands, nothing is quarantined, and the report scores the
+    replay against the leader's log, not the ownership changes (which also hold the bundles moved by hand): 7 of the
+    9 logged unloads predicted, 7 of 8 predictions confirmed, each to the logged broker (docs/validation.md: the
+    two misses are the leader's first unload, before any line logged its history, and the pair's order)."""
     import html
     import re
 
@@ -131,17 +134,18 @@ def test_the_nightly_replay_is_scored_against_the_unloads_the_leader_logged(real
     # the run before it was killed during bronze: run monitoring failed it, naming its process, and the queue moved
     assert real_night.killed["status"] == "FAILURE"
     assert f"the run's process (pid {real_night.killed['pid']}) is gone" in real_night.killed["reason"]
-    run = RUNS / "overload"
+    run = RUNS / "moved-threshold"
     (report,) = (real_night.reports / "lbtest").glob("20*.html")
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", report.read_text())).split())
-    m = re.search(r"Replay of OverloadShedder against the unloads the leader logged between snapshots: (\d+) unload\(s\) "
+    m = re.search(r"Replay of ThresholdShedder against the unloads the leader logged between snapshots: (\d+) unload\(s\) "
                   r"predicted, (\d+) unload\(s\) logged; (\d+) prediction\(s\) confirmed \((\d+) to the logged broker\): "
                   r"precision ([\d.]+|–)%?, recall ([\d.]+|–)%?", text)
     assert m, text[text.find("Replay of"):][:600]
     snaps = snapshots(run)
     logged_after_first = sum(1 for s in snaps[1:] for e in events(s) if e["kind"] == "unload")
     assert int(m.group(2)) == logged_after_first > 0
-    assert int(m.group(3)) >= 1  # measured: docs/validation.md
+    predicted, logged, confirmed, to_broker = (int(m.group(k)) for k in (1, 2, 3, 4))
+    assert confirmed / predicted >= 0.8 and confirmed / logged >= 0.75 and to_broker == confirmed  # measured: 7/8, 7/9
     assert "bronze/quarantine: 0 rows" in real_night.output
 
 
@@ -170,8 +174,8 @@ def test_a_topic_read_from_two_brokers_as_its_bundle_moved_keeps_the_owners_copy
 
 
 def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command_does(real_night, spark):
-    """``gold/simulation_validation`` of the recorded overload run is what ``validate-simulation`` prints for the
-    same landing folder, and the report prints it beside its targets."""
+    """``gold/simulation_validation`` of the recorded run is what ``validate-simulation`` prints for the same landing
+    folder, and the report prints it beside its targets."""
     import html
     import re
 
@@ -181,17 +185,17 @@ def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command
     assert real_night.code == 0, real_night.output[-3000:]
     (row,) = Lake(str(real_night.lake)).read(spark, "gold", "simulation_validation").collect()
     day = row.snapshot_date
-    want = validate_simulation(RUNS / "overload" / "landing", day)
+    want = validate_simulation(RUNS / "moved-threshold" / "landing", day)
     assert (row.strategy, row.snapshots, row.brokers) == (want["strategy"], want["snapshots"], want["brokers"])
     for k in ("logged_unloads", "simulated_unloads", "matched_unloads", "logged_splits", "simulated_splits",
               "warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision", "settled_recall"):
         assert row[k] == want[k], k
-    assert row.warm_up_cycles == 0 and row.settled_precision == row.precision  # OverloadShedder keeps no state
+    assert row.warm_up_cycles == 29 and row.settled_precision is not None  # ThresholdShedder's, from the log
     assert row.logged_unloads > 0 and "no broker log" not in (row.notes or "")
     assert row.usage_mae_points == pytest.approx(want["usage_mae_points"], rel=1e-9)
     (report,) = (real_night.reports / "lbtest").glob("20*.html")
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", report.read_text())).split())
-    m = re.search(r"Against this cluster's own record: the simulation of OverloadShedder, .* made (\d+) unloads where "
+    m = re.search(r"Against this cluster's own record: the simulation of ThresholdShedder, .* made (\d+) unloads where "
                   r"the leader logged (\d+); (\d+) matched", text)
     assert m and tuple(map(int, m.groups())) == (row.simulated_unloads, row.logged_unloads, row.matched_unloads)
     assert f"Simulated broker usage was {row.usage_mae_points:.1f} points" in text

@@ -80,11 +80,23 @@ def _latest(anchor: int | None, logged, now: int) -> int | None:
 
 
 def _next_cycle(anchor: int | None, now: int, interval_ms: int) -> int:
-    """The leader's first shedding cycle after ``now``, scheduled from its log's ``anchor`` (the end of its last
-    cycle that logged, or its election, plus whole intervals: ``LoadSheddingTask`` runs with a fixed delay); the
+    """The leader's first shedding cycle after ``now``, scheduled from its log's ``anchor`` (the last line of its
+    last cycle that logged, or its election, plus whole intervals: ``LoadSheddingTask`` runs with a fixed delay); the
     snapshot's own time without one. The grace period is measured to the cycle's time: an unload 2 min before a cycle
-    6 s after the snapshot is out of a 2-minute grace period there, not at the snapshot."""
-    return now if anchor is None else next_cycle_ms(anchor, interval_ms, now)
+    6 s after the snapshot is out of a 2-minute grace period there, not at the snapshot.
+
+    Each cycle starts an interval after the one before it *ended*, which is after its last line (the unload is
+    recorded for the grace period when its call returns, and the cycle ends after that), so the cycles come a little
+    later than whole intervals from the line, at least a millisecond each: a bundle unloaded in the anchor's cycle is
+    out of a grace period of k intervals at the k-th cycle after it, as it was for the leader every time on the
+    recorded runs (e.g. unloaded at 10:19:49.916, unloaded again at 10:21:50.011 under a 2-minute grace period)."""
+    if anchor is None:
+        return now
+    at = next_cycle_ms(anchor, interval_ms, now)
+    return at + (at - anchor) // interval_ms * CYCLE_MIN_MS
+
+
+CYCLE_MIN_MS = 1  # what a shedding cycle takes at least, after its last line
 
 
 def _restarted(brokers: pd.DataFrame, started: dict) -> list[str]:

@@ -141,7 +141,7 @@ def _events(pdf: pd.DataFrame) -> list[dict] | None:
     events = pdf[pdf["kind"] == "event"]
     return None if events.empty else [
         {"kind": e.event, "event_ts": e.event_ts, "bundle": e.bundle, "from_broker": e.from_broker,
-         "to_broker": e.to_broker} for e in events.itertuples(index=False)]
+         "to_broker": e.to_broker, "detail": getattr(e, "detail", None)} for e in events.itertuples(index=False)]
 
 
 def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
@@ -234,7 +234,10 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
         kinds = ("unload", "split-done", "leader", "report-written", *leader_cycle.CYCLE_KINDS)
         rows = rows.unionByName(events.where(F.col("kind").isin(*sorted(set(kinds))))
                                 .select("cluster", "snapshot_date", "event_ts", F.col("kind").alias("event"), "bundle",
-                                        "from_broker", "to_broker").withColumn("kind", F.lit("event")),
+                                        "from_broker", "to_broker",
+                                        # ThresholdShedder's history, where the leader logged it (logged_history)
+                                        F.when(F.col("kind") == "shed-attempt", F.col("detail")).alias("detail"))
+                                .withColumn("kind", F.lit("event")),
                                 allowMissingColumns=True)
     # one task per slot, slot k on partition k (a hash of the key had put two runs in one task, leaving another
     # empty: on L one core idled while the other ran both); grouping by the slot too keeps it the only shuffle

@@ -35,7 +35,8 @@ def from_events(rows) -> tuple[list[list], list[int]]:
         ms = round(r["event_ts"].timestamp() * 1000)
         if r["kind"] == "leader":
             elections.append(ms)
-        m = re.search(LINE, r.get("detail") or "") if r["kind"] == "shed-attempt" else None
+        detail = r.get("detail")
+        m = re.search(LINE, detail) if r["kind"] == "shed-attempt" and isinstance(detail, str) else None
         if m:
             lines.append([r["from_broker"], str(ms), m.group(1), m.group(2)])
     return lines, sorted(elections)
