@@ -4,7 +4,6 @@ real probe records, which hold every load report the brokers wrote (the leader's
 from __future__ import annotations
 
 import math
-import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -15,23 +14,18 @@ from lb_pipeline.algorithms.shedding.threshold_shedder import ThresholdShedder
 from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.simulation import leader_samples as ls
-from lb_pipeline.algorithms.shedding.logged_history import LINE, LoggedHistory
+from lb_pipeline.algorithms.shedding.logged_history import LoggedHistory, from_events
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBES = [FIXTURES / "real-probe", FIXTURES / "real-probe-burst"]
 
 
 def _shed_lines(run: Path) -> list[tuple[int, str, float, float]]:
-    """(epoch ms, broker, history, average) of every ThresholdShedder line the leader logged, each once."""
-    found = set()
-    for log in run.glob("landing/*/*/logs/*.log"):
-        rows, _ = parse_lb_events(log.read_text().splitlines(), log.stem)
-        for r in rows:
-            m = re.search(LINE, r["detail"] or "") if r["kind"] == "shed-attempt" else None
-            if m:
-                found.add((round(r["event_ts"].timestamp() * 1000), r["from_broker"],
-                           float(m.group(1)) / 100, float(m.group(2)) / 100))
-    return sorted(found)
+    """(epoch ms, broker, history, average) of every ThresholdShedder line the leader logged, each once (a line can
+    land in two snapshots' logs)."""
+    rows = [r for log in run.glob("landing/*/*/logs/*.log")
+            for r in parse_lb_events(log.read_text().splitlines(), log.stem)[0]]
+    return sorted({(int(ms), broker, float(h) / 100, float(a) / 100) for broker, ms, h, a in from_events(rows)[0]})
 
 
 def _copies_at(writes: list[dict], ms: int) -> dict[str, dict]:
@@ -76,8 +70,8 @@ def test_the_leaders_first_cycles_explain_why_the_replay_without_the_log_predict
     writes, config = ls.read(run / "probe.jsonl.gz"), PulsarConfig()
     first = min(datetime.strptime(d.name, "%Y-%m-%dT%H-%M-%SZ").replace(tzinfo=timezone.utc).timestamp() * 1000
                 for d in (run / "landing").glob("*/20*"))
-    (elected,) = {round(r["event_ts"].timestamp() * 1000) for log in run.glob("landing/*/*/logs/*.log")
-                  for r in parse_lb_events(log.read_text().splitlines(), log.stem)[0] if r["kind"] == "leader"}
+    (elected,) = set(from_events([r for log in run.glob("landing/*/*/logs/*.log")
+                                  for r in parse_lb_events(log.read_text().splitlines(), log.stem)[0]])[1])
     ms, broker, history, average = _shed_lines(run)[0]
     interval = 60_000
     cycles = [elected + k * interval for k in range(1, (ms - elected) // interval + 1)]
@@ -211,21 +205,21 @@ def test_the_replays_cycle_is_the_leaders_next_one_scheduled_from_its_log():
     for a snapshot is the first such time after it; without a logged cycle or election, the snapshot's own time.
     An anchor logged after the snapshot (a later snapshot's line) is not used. A bundle unloaded in the anchor's
     cycle is out of a grace period of two intervals at the second cycle after it, as the leader found it."""
-    from lb_pipeline.transforms.gold import _latest, _next_cycle
+    from lb_pipeline.transforms.leader_state import latest_anchor, next_cycle
 
-    assert _next_cycle(None, 100_000, 60_000) == 100_000
+    assert next_cycle(None, 100_000, 60_000) == 100_000
     # each cycle starts an interval after the one before it ended, a millisecond after its last line at least
-    assert _next_cycle(52_000, 100_000, 60_000) == 112_001
-    assert _next_cycle(52_000, 111_000, 60_000) == 112_001
-    assert _next_cycle(52_000, 3_700_000, 60_000) == 3_712_061  # an hour on, the same schedule
-    assert _latest(None, 52_000, 100_000) == 52_000
-    assert _latest(52_000, 30_000, 100_000) == 52_000
-    assert _latest(52_000, 150_000, 100_000) == 52_000
-    assert _latest(52_000, "52000", 100_000) == _latest(52_000, True, 100_000) == 52_000  # not a number: ignored
+    assert next_cycle(52_000, 100_000, 60_000) == 112_001
+    assert next_cycle(52_000, 111_000, 60_000) == 112_001
+    assert next_cycle(52_000, 3_700_000, 60_000) == 3_712_061  # an hour on, the same schedule
+    assert latest_anchor(None, 52_000, 100_000) == 52_000
+    assert latest_anchor(52_000, 30_000, 100_000) == 52_000
+    assert latest_anchor(52_000, 150_000, 100_000) == 52_000
+    assert latest_anchor(52_000, "52000", 100_000) == latest_anchor(52_000, True, 100_000) == 52_000  # not a number: ignored
     from lb_pipeline.model.java_values import grace_cutoff
 
     unloaded = 52_000  # its line is the anchor
-    at = _next_cycle(unloaded, unloaded + 110_000, 60_000)
+    at = next_cycle(unloaded, unloaded + 110_000, 60_000)
     assert not unloaded < grace_cutoff(at - 60_000, 2)  # still held back at the first cycle after it
     assert unloaded < grace_cutoff(at, 2)  # forgotten at the second
 
@@ -234,8 +228,6 @@ def test_the_lines_are_read_from_event_rows_whatever_their_detail_holds():
     """``from_events`` (the closed loop's reader, from ``bronze/lb_events`` rows or the nightly job's pandas copy of
     them): ThresholdShedder's lines and the elections; an OverloadShedder line, a detail that is missing, NaN or not
     text is no line."""
-    from lb_pipeline.algorithms.shedding.logged_history import from_events
-
     t = datetime(2026, 12, 5, 3, 52, 6, tzinfo=timezone.utc)
     rows = [{"kind": "leader", "event_ts": t - timedelta(minutes=8), "from_broker": None, "detail": None},
             {"kind": "shed-attempt", "event_ts": t, "from_broker": "a:8080",

@@ -52,6 +52,10 @@ class Balancer:
     def bundles_changed(self, brokers: set[str], now_ms: int) -> None:
         """Bundles left, arrived on or split on these brokers this cycle."""
 
+    def logged_from(self) -> dict[str, int]:
+        """Broker → when its strategy state was first taken from the leader's log (``Modular.take_log``)."""
+        return {}
+
 
 class Modular(Balancer):
     def __init__(self, strategy: str, config: PulsarConfig, seed: int, placement: str | None = None):
@@ -64,6 +68,9 @@ class Modular(Balancer):
         self.run = ModularShedding.named(self.name, config, self.seed, self.placement_name)
         self.placement = self.run.placement
         self.taken, self._read = LoggedHistory(), 0
+
+    def logged_from(self) -> dict[str, int]:
+        return self.taken.anchored
 
     def take_log(self, lines: list[list], elections: list[int]) -> None:
         """The leader's ThresholdShedder lines and elections (``logged_history.from_events``), read cycle by cycle."""

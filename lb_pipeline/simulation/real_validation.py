@@ -226,7 +226,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     scores = match(simulated, truth, tolerance) if events is not None else {
         "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None,
         "destinations_agree": None, "precision": None, "recall": None}
-    warming = warm_up(simulated, truth, tolerance, settled_from, getattr(sim.balancer, "taken", None) and sim.balancer.taken.anchored)
+    warming = warm_up(simulated, truth, tolerance, settled_from, sim.balancer.logged_from())
     if events is None:  # nothing to match: only how many were made in the warm-up
         warming.update(warming_up_matched=None, settled_precision=None, settled_recall=None)
     scores.update(warming, warm_up_cycles=warm_cycles, cycles=k)

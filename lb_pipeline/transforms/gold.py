@@ -39,7 +39,6 @@ from lb_pipeline.transforms import grace_state as gs
 from lb_pipeline.transforms import leader_state
 from lb_pipeline.transforms import replay_inputs as ri
 from lb_pipeline.transforms.replay_inputs import KEYS
-from lb_pipeline.snapshots.leader_cycle import next_cycle_ms
 from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
 
@@ -70,33 +69,6 @@ def _split_interval(config: PulsarConfig) -> int:  # minutes; an extensible brok
 
 def _shedding_interval(config: PulsarConfig) -> int:  # minutes; with 0 or less the leader's task cannot be scheduled
     return max(1, config.get_int("loadBalancerSheddingIntervalMinutes"))
-
-
-def _latest(anchor: int | None, logged, now: int) -> int | None:
-    """The later of the anchor so far and a snapshot's (``leader_state.logged_history``), if not after the snapshot."""
-    if isinstance(logged, int) and not isinstance(logged, bool) and logged <= now:
-        return logged if anchor is None else max(anchor, logged)
-    return anchor
-
-
-def _next_cycle(anchor: int | None, now: int, interval_ms: int) -> int:
-    """The leader's first shedding cycle after ``now``, scheduled from its log's ``anchor`` (the last line of its
-    last cycle that logged, or its election, plus whole intervals: ``LoadSheddingTask`` runs with a fixed delay); the
-    snapshot's own time without one. The grace period is measured to the cycle's time: an unload 2 min before a cycle
-    6 s after the snapshot is out of a 2-minute grace period there, not at the snapshot.
-
-    Each cycle starts an interval after the one before it *ended*, which is after its last line (the unload is
-    recorded for the grace period when its call returns, and the cycle ends after that), so the cycles come a little
-    later than whole intervals from the line, at least a millisecond each: a bundle unloaded in the anchor's cycle is
-    out of a grace period of k intervals at the k-th cycle after it, as it was for the leader every time on the
-    recorded runs (e.g. unloaded at 10:19:49.916, unloaded again at 10:21:50.011 under a 2-minute grace period)."""
-    if anchor is None:
-        return now
-    at = next_cycle_ms(anchor, interval_ms, now)
-    return at + (at - anchor) // interval_ms * CYCLE_MIN_MS
-
-
-CYCLE_MIN_MS = 1  # what a shedding cycle takes at least, after its last line
 
 
 def _restarted(brokers: pd.DataFrame, started: dict) -> list[str]:
@@ -151,19 +123,18 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         isolation = {name: json.loads(policy) for name, policy in ri.meta(snap, "isolation", "{}").items()}
         load = LoadData(reports, ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE)))
         now = _ms(ts)
-        anchor = _latest(anchor, ri.meta(snap, "cycle_anchor_ms", "null"), now)
-        at = _next_cycle(anchor, now, _shedding_interval(config) * 60_000)  # the leader's cycle after the snapshot
+        cycles, interval = windows[cluster][ts], _shedding_interval(config)
+        anchor = leader_state.latest_anchor(anchor, ri.meta(snap, "cycle_anchor_ms", "null"), now)
+        at = leader_state.next_cycle(anchor, now, interval * 60_000)  # the leader's cycle after the snapshot
         state = ClusterState(list(reports), isolation_policies(isolation), groups, ri.meta(snap, "domains", "{}"))
         runs = {name: (lambda at, run=run: run.run_cycle(load, config, at, state)) for name, run in modular.items()}
         threshold = modular["ThresholdShedder"].strategy
         taken = logged.apply(threshold, at, ri.meta(snap, "logged_history", "[]"), ri.meta(snap, "elected_ms", "null"),
-                             list(reports), lambda: threshold.update_all(load.frame(config), config),
-                             _shedding_interval(config) * 60_000)
+                             list(reports), lambda: threshold.update_all(load.frame(config), config), interval * 60_000)
         # each broker's reporter runs every 5 s: the store TransferShedder reads is as they last wrote it
         topics = topic_counts(reports)
         runs["TransferShedder"] = lambda at: transfer.run_cycle(
             derive_from_modular(reports, config, at, derived, groups, ownership, topics), config, at)
-        cycles, interval = windows[cluster][ts], _shedding_interval(config)
         held_note = f"the snapshot's load held for up to {cycles} shedding cycle(s) of {interval} min; {recorded.note}"
         if at != now:
             held_note += f"; the first at the leader's next cycle, {(at - now) / 1000:.1f} s after the snapshot"
