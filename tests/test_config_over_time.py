@@ -102,7 +102,7 @@ def _split(rows, noon):
 
 
 def test_the_replays_follow_a_configuration_changed_during_the_night(lake, spark):
-    from lb_pipeline.transforms import gold, silver
+    from lb_pipeline.transforms import gold, silver, splits
 
     def read(layer, table):
         return lake.read(spark, layer, table, DEMO_DAY)
@@ -131,8 +131,8 @@ def test_the_replays_follow_a_configuration_changed_during_the_night(lake, spark
         **{r.broker: r["count"] for r in over.groupBy("broker").count().collect()}}
     assert summary.agg(F.sum("snapshots_overloaded")).first()[0] > summary.agg(F.sum("snapshots_over_85pct")).first()[0]
 
-    triggers = gold.split_triggers(read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
-                                   read("silver", "bundle_time_averages"), read("bronze", "namespaces"), configs)
+    triggers = splits.split_triggers(read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
+                                     read("silver", "bundle_time_averages"), read("bronze", "namespaces"), configs)
     before, after = _split(triggers, noon)
     tonight_before, tonight_after = _split(read("gold", "split_triggers"), noon)
     assert before == tonight_before
@@ -176,7 +176,7 @@ def test_a_broker_that_restarts_counts_its_hot_cycles_again_before_the_extensibl
     threshold longer than the gap between snapshots, a bundle hot at two in a row splits in the second snapshot's
     window (each snapshot's load holds a split cycle a minute until the next); not when its broker restarted
     between the two."""
-    from lb_pipeline.transforms import gold
+    from lb_pipeline.transforms import splits
 
     def read(layer, table):
         return lake.read(spark, layer, table, DEMO_DAY)
@@ -188,8 +188,8 @@ def test_a_broker_that_restarts_counts_its_hot_cycles_again_before_the_extensibl
         loadBalancerNamespaceBundleSplitConditionHitCountThreshold=gap + gap // 2)
 
     def replay(reports):
-        return gold.split_triggers(reports, read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"),
-                                   read("bronze", "namespaces"), config).where("trigger = 'extensible'")
+        return splits.split_triggers(reports, read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"),
+                                     read("bronze", "namespaces"), config).where("trigger = 'extensible'")
 
     reports = read("bronze", "broker_reports")
     steady = replay(reports).cache()  # queried twice

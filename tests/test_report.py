@@ -280,16 +280,16 @@ def test_the_splits_to_do_are_those_of_the_trigger_the_configured_load_manager_r
     from lb_pipeline.model.config import EXTENSIBLE_LOAD_MANAGER, PulsarConfig
     from lb_pipeline.report.context import build_context
     from lb_pipeline.spark.lake import Lake
-    from lb_pipeline.transforms import gold
+    from lb_pipeline.transforms import splits
 
     def read(layer, table):
         return lake.read(spark, layer, table, DEMO_DAY)
 
     hot = PulsarConfig({"loadBalancerNamespaceBundleMaxMsgRate": "2000"})
-    triggers = gold.split_triggers(read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
-                                   read("silver", "bundle_time_averages"), read("bronze", "namespaces"), hot).cache()
+    triggers = splits.split_triggers(read("bronze", "broker_reports"), read("bronze", "bundle_reports"),
+                                     read("silver", "bundle_time_averages"), read("bronze", "namespaces"), hot).cache()
     replayed = {"split_triggers": triggers,
-                "split_recommendations": gold.split_boundaries(triggers, read("bronze", "topic_stats"), hot)}
+                "split_recommendations": splits.split_boundaries(triggers, read("bronze", "topic_stats"), hot)}
 
     class OneTrigger(Lake):
         def read(self, spark, layer, table, partition=None):

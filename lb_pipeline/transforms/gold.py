@@ -1,13 +1,10 @@
-"""Gold: Pulsar's split and shedding algorithms replayed over the day's snapshots, on Spark.
+"""Gold: Pulsar's shedding strategies replayed over the day's snapshots, on Spark, and the brokers' day summary.
 
-The algorithms are the pure-Python modules of ``lb_pipeline.algorithms``; Spark applies them per group with
-``applyInPandas``: per snapshot for split boundaries (topic rows of hot bundles only), per cluster in time order
-for the strategies that carry state from cycle to cycle (shedders, the extensible split trigger). A snapshot's load
-holds for the cycles Pulsar runs before the next snapshot (one every ``loadBalancerSheddingIntervalMinutes`` /
-``loadBalancerSplitIntervalMinutes``), so hit counts and EMAs advance once a minute, not once a snapshot: each
-shedder until its first cycle that unloads (``algorithms/shedding/held.py``), the extensible split trigger through
-the window (``algorithms/splits/held.py``). The modular split trigger keeps nothing between cycles and runs one
-cycle per snapshot. The tables say which in ``cycle_note``.
+The algorithms are the pure-Python modules of ``lb_pipeline.algorithms``; Spark applies them per cluster in time
+order with ``applyInPandas``, since the strategies carry state from cycle to cycle. A snapshot's load holds for the
+cycles Pulsar runs before the next snapshot (one every ``loadBalancerSheddingIntervalMinutes``,
+``replay_clock``), so each shedder runs until its first cycle that unloads (``algorithms/shedding/held.py``); the
+table says which in ``cycle_note``. The split triggers and boundaries are replayed in ``splits``.
 """
 
 from __future__ import annotations
@@ -26,60 +23,17 @@ from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_po
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular, topic_counts
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.algorithms.shedding.warm_up import estimate_note
-from lb_pipeline.algorithms.splits import AUTOMATIC_ALGORITHMS, automatic_algorithm, split_boundary
-from lb_pipeline.algorithms.splits.common import TopicLoad
-from lb_pipeline.algorithms.splits.held import held_window
-from lb_pipeline.algorithms.splits.triggers import ExtensibleSplitStrategy, modular_split_candidates
 from lb_pipeline.formats.cluster import ISOLATION_SOURCE
-from lb_pipeline.model.bundles import Bundle, parse_range
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.transforms import grace_state as gs
 from lb_pipeline.transforms import leader_state
+from lb_pipeline.transforms import replay_clock as clock
 from lb_pipeline.transforms import replay_inputs as ri
 from lb_pipeline.transforms.replay_inputs import KEYS
 from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
-
-CYCLE_NOTE = "one replay cycle per snapshot"
-DAY_MINUTES = 1440
-def _ms(ts) -> int:
-    return int(pd.Timestamp(ts).timestamp() * 1000)
-
-
-def _at(config: PulsarConfig | ClusterConfigs, cluster: str | None, ts) -> PulsarConfig:
-    """The configuration in force on ``cluster`` at snapshot ``ts``: Pulsar's leader reads its live configuration
-    on every cycle, so a dynamic override set at noon applies from the first snapshot after it."""
-    return ClusterConfigs.of_any(config).at(cluster, _ms(ts))
-
-
-def _windows(times: list, configs: PulsarConfig | ClusterConfigs, cluster: str, interval) -> dict:
-    """Snapshot time → the cycles of ``interval(config)`` minutes its load holds: to the next snapshot, the last as
-    long as the one before it (the collector's cadence), a lone snapshot for a day (the replays may stop
-    earlier)."""
-    gaps = [(b - a).total_seconds() / 60 for a, b in zip(times, times[1:])]
-    gaps = gaps + gaps[-1:] if gaps else [DAY_MINUTES]
-    return {ts: max(1, int(gap // interval(_at(configs, cluster, ts)))) for ts, gap in zip(times, gaps)}
-
-
-def _split_interval(config: PulsarConfig) -> int:  # minutes; an extensible broker with 0 or less does not start
-    return max(1, config.get_int("loadBalancerSplitIntervalMinutes"))
-
-
-def _shedding_interval(config: PulsarConfig) -> int:  # minutes; with 0 or less the leader's task cannot be scheduled
-    return max(1, config.get_int("loadBalancerSheddingIntervalMinutes"))
-
-
-def _restarted(brokers: pd.DataFrame, started: dict) -> list[str]:
-    """The brokers of a snapshot whose ``startTimestamp`` differs from the one ``started`` holds (updated)."""
-    out = []
-    for broker, start in zip(brokers["broker"], brokers["start_timestamp_ms"]):
-        if pd.notna(start) and started.setdefault(broker, start) != start:
-            started[broker] = start
-            out.append(broker)
-    return out
-
 
 SHEDDING_SCHEMA = (
     "cluster string, snapshot_ts timestamp, snapshot_date string, strategy string, broker string, bundle string, "
@@ -101,12 +55,12 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
     logged = LoggedHistory()  # ThresholdShedder's history where the leader logged it
     anchor = None  # what the leader's next cycles are scheduled from, where its log says (leader_cycle)
     out = []
-    windows = {cluster: _windows(sorted(set(times)), configs, cluster, _shedding_interval)
+    windows = {cluster: clock.cycle_windows(sorted(set(times)), configs, cluster, clock.shedding_interval)
                for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
     for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
-        config = _at(configs, cluster, ts)
+        config = clock.config_at(configs, cluster, ts)
         leader_runs = configured_strategy(config)
-        if _ms(ts) in ClusterConfigs.of_any(configs).leader_restarts(cluster):  # another leader, or it restarted:
+        if clock.ms(ts) in ClusterConfigs.of_any(configs).leader_restarts(cluster):  # another leader, or it restarted:
             modular, transfer, ran = {}, TransferShedder(), {}  # its strategies' state was in the load manager it replaced
             logged.reset()
         # built at the first snapshot and where the leader runs a new load manager, which reads the placement
@@ -114,16 +68,16 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         modular = modular or {name: ModularShedding.named(name, config, seed) for name in MODULAR_STRATEGIES}
         brokers = ri.of_kind(snap, "broker", ri.BROKER)
         reports = ri.reports(brokers, ri.of_kind(snap, "bundle", ri.BUNDLE))
-        derived.restarted(_restarted(brokers, started))  # a restarted broker's reporter starts afresh
+        derived.restarted(clock.restarted(brokers, started))  # a restarted broker's reporter starts afresh
         ownership = {r["bundle"]: r["broker"] for r in ri.meta(snap, "ownership", "[]")}
-        recently = recorded.advance(_ms(ts), ownership, set(reports), ri.meta(snap, "logged_unloads", "[]"))
+        recently = recorded.advance(clock.ms(ts), ownership, set(reports), ri.meta(snap, "logged_unloads", "[]"))
         for run in modular.values():  # what the cluster unloaded, not what this replay predicted before
             run.recently_unloaded = dict(recently)
         groups = ri.meta(snap, "groups", "{}")
         isolation = {name: json.loads(policy) for name, policy in ri.meta(snap, "isolation", "{}").items()}
         load = LoadData(reports, ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE)))
-        now = _ms(ts)
-        cycles, interval = windows[cluster][ts], _shedding_interval(config)
+        now = clock.ms(ts)
+        cycles, interval = windows[cluster][ts], clock.shedding_interval(config)
         anchor = leader_state.latest_anchor(anchor, ri.meta(snap, "cycle_anchor_ms", "null"), now)
         at = leader_state.next_cycle(anchor, now, interval * 60_000)  # the leader's cycle after the snapshot
         state = ClusterState(list(reports), isolation_policies(isolation), groups, ri.meta(snap, "domains", "{}"))
@@ -194,97 +148,6 @@ def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, tim
         meta = meta.join(gs.logged_unloads(events), KEYS, "left").join(leader_state.logged_history(events), KEYS, "left")
     tagged = ri.typed_inputs(broker_reports, bundle_reports, time_averages, meta)
     return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_shedding(pdf, config, seed), SHEDDING_SCHEMA)
-
-
-SPLIT_TRIGGER_SCHEMA = (
-    "cluster string, snapshot_ts timestamp, snapshot_date string, trigger string, bundle string, broker string, "
-    "selected boolean, reason string, detail string, skipped string, cycle_note string"
-)
-
-
-@collector_paused()  # 2.6 → 2.2 s
-def _replay_split_triggers(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
-    strategies: dict[str, ExtensibleSplitStrategy] = {}
-    started: dict[str, object] = {}  # broker → the startTimestamp its split strategy was created under
-    out = []
-    windows = {cluster: _windows(sorted(set(times)), configs, cluster, _split_interval)
-               for cluster, times in pdf.groupby("cluster")["snapshot_ts"]}
-    for (cluster, ts, day), snap in pdf.groupby(["cluster", "snapshot_ts", "snapshot_date"], sort=True):
-        config = _at(configs, cluster, ts)
-        brokers = ri.of_kind(snap, "broker", ri.BROKER)
-        reports = ri.reports(brokers, ri.of_kind(snap, "bundle", ri.BUNDLE))
-        for broker in _restarted(brokers, started):
-            strategies.pop(broker, None)  # every broker runs its own SplitScheduler: a restarted one starts again
-        counts = ri.meta(snap, "counts", "{}")
-        averages = ri.bundle_data(ri.of_kind(snap, "average", ri.AVERAGE))
-        rows = [("modular", d, CYCLE_NOTE) for d in modular_split_candidates(reports, averages, counts, config)]
-        # the extensible path's boundaries are computed in split_boundaries (the topics are not here); an algorithm
-        # that needs none is asked, so that specified_positions_divide fails here as it does in Pulsar
-        probe = automatic_algorithm(config)
-        probe = probe if probe in ("range_equally_divide", "specified_positions_divide") else "range_equally_divide"
-        cycles = windows[cluster][ts]
-        held = held_window(strategies, {b: r["lastStats"] for b, r in reports.items()}, counts,
-                           lambda b: split_boundary(probe, b, [], config), config, cycles)
-        held_note = f"the snapshot's load held for {cycles} split cycle(s) of {_split_interval(config)} min"
-        rows += [("extensible", h.decision, f"{held_note}; split at cycle {h.cycle}" if h.decision.selected
-                  else f"{held_note}; as at the last") for h in held.values()]
-        for trigger, d, note in rows:
-            out.append({"cluster": cluster, "snapshot_ts": ts, "snapshot_date": day, "trigger": trigger,
-                        "bundle": d.bundle, "broker": d.broker, "selected": d.selected, "reason": d.reason,
-                        "detail": "; ".join(t.describe() for t in d.triggered), "skipped": d.skipped,
-                        "cycle_note": note})
-    frame = pd.DataFrame(out, columns=[c.split(" ")[0] for c in SPLIT_TRIGGER_SCHEMA.split(", ")])
-    frame["skipped"] = frame["skipped"].astype(object).where(frame["skipped"].notna(), None)
-    return frame
-
-
-def split_triggers(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
-                   namespaces: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame:
-    """Which bundles the modular (BundleSplitterTask) and the extensible (hit-count) triggers would split."""
-    counts = namespaces.groupBy(*KEYS).agg(
-        F.to_json(F.map_from_entries(F.collect_list(F.struct("namespace", "num_bundles")))).alias("counts"))
-    tagged = ri.typed_inputs(broker_reports, bundle_reports, time_averages, counts)
-    return tagged.groupBy("cluster").applyInPandas(lambda pdf: _replay_split_triggers(pdf, config), SPLIT_TRIGGER_SCHEMA)
-
-
-SPLIT_SCHEMA = (
-    "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, algorithm string, splits boolean, "
-    "boundaries array<string>, children array<string>, child_topics array<int>, child_msg_rate array<double>, "
-    "reason string, hottest_topic_share double, command string"
-)
-
-
-def _boundaries_for_bundle(pdf: pd.DataFrame, config: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
-    first = pdf.iloc[0]
-    config = _at(config, first["cluster"], first["snapshot_ts"])
-    ns, rng = first["namespace"], first["bundle_range"]
-    lower, upper = parse_range(rng)
-    bundle = Bundle(ns, lower, upper)
-    topics = [TopicLoad.from_stats(r.topic, {"msgRateIn": r.msg_rate_in, "msgRateOut": r.msg_rate_out,
-                                             "msgThroughputIn": r.msg_throughput_in, "msgThroughputOut": r.msg_throughput_out})
-              for r in pdf.itertuples(index=False)]
-    total = sum(t.msg_rate for t in topics)
-    share = max((t.msg_rate for t in topics), default=0.0) / total if total else 0.0
-    out = []
-    for alg in AUTOMATIC_ALGORITHMS:
-        result = split_boundary(alg, bundle, topics, config)
-        children = result.children
-        out.append({"cluster": first["cluster"], "snapshot_ts": first["snapshot_ts"], "snapshot_date": first["snapshot_date"],
-                    "bundle": bundle.name, "algorithm": alg, "splits": result.splits, "boundaries": result.boundaries_hex(),
-                    "children": [c.range for c in children],
-                    "child_topics": [sum(c.contains_hash(t.hash) for t in topics) for c in children],
-                    "child_msg_rate": [sum(t.msg_rate for t in topics if c.contains_hash(t.hash)) for c in children],
-                    "reason": result.failure or result.reason, "hottest_topic_share": share,
-                    "command": commands.split_bundle(ns, rng, alg) if result.splits else None})
-    return pd.DataFrame(out, columns=[c.split(" ")[0] for c in SPLIT_SCHEMA.split(", ")])
-
-
-def split_boundaries(triggers: DataFrame, topic_stats: DataFrame, config: PulsarConfig | ClusterConfigs) -> DataFrame:
-    """Each automatic algorithm's boundaries and children for every bundle a trigger flagged (topic rows of those
-    bundles only, grouped per snapshot and bundle)."""
-    hot = triggers.select(*KEYS, "bundle").distinct()
-    topics = topic_stats.join(hot, [*KEYS, "bundle"], "left_semi")
-    return topics.groupBy(*KEYS, "bundle").applyInPandas(lambda pdf: _boundaries_for_bundle(pdf, config), SPLIT_SCHEMA)
 
 
 def broker_load_summary(broker_usage: DataFrame, overloaded: Column) -> DataFrame:
