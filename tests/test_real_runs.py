@@ -188,8 +188,11 @@ def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command
     want = validate_simulation(RUNS / "moved-threshold" / "landing", day)
     assert (row.strategy, row.snapshots, row.brokers) == (want["strategy"], want["snapshots"], want["brokers"])
     for k in ("logged_unloads", "simulated_unloads", "matched_unloads", "logged_splits", "simulated_splits",
-              "warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision", "settled_recall"):
+              "warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision", "settled_recall",
+              "orphans_lost", "orphans_reowned", "orphans_agree"):
         assert row[k] == want[k], k
+    # broker c stopped after the traffic: its two bundles stayed unowned, no client looked them up again
+    assert (row.orphans_lost, row.orphans_reowned, row.orphans_agree) == (2, 0, 0)
     assert row.warm_up_cycles == 29 and row.settled_precision is not None  # ThresholdShedder's, from the log
     assert row.logged_unloads > 0 and "no broker log" not in (row.notes or "")
     assert row.usage_mae_points == pytest.approx(want["usage_mae_points"], rel=1e-9)
@@ -199,3 +202,4 @@ def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command
                   r"the leader logged (\d+); (\d+) matched", text)
     assert m and tuple(map(int, m.groups())) == (row.simulated_unloads, row.logged_unloads, row.matched_unloads)
     assert f"Simulated broker usage was {row.usage_mae_points:.1f} points" in text
+    assert "Bundles of brokers that stopped: 2; 0 owned again by the next snapshot" in text

@@ -88,3 +88,11 @@ def test_the_decision_names_how_many_of_the_unloads_it_rests_on_are_warm_up_esti
     said = html[html.index('data-testid="decision-trust"'):]
     said = " ".join(said[:said.index("</p>")].split())
     assert "(3 of its 3 unloads estimates, made before its state could have caught up with the leader's)" in said
+
+
+def test_where_the_lost_brokers_bundles_went_is_said_beside_where_the_simulation_placed_them():
+    said = _against_log(orphans_lost=5, orphans_reowned=4, orphans_agree=3)
+    assert ("Bundles of brokers that stopped: 5; 4 owned again by the next snapshot (a lookup runs when a client "
+            "reconnects), 3 of them where the simulation placed them.") in said
+    assert "stopped" not in _against_log(orphans_lost=0, orphans_reowned=0, orphans_agree=0)
+    assert "stopped" not in _against_log()  # a row written before the columns existed

@@ -137,3 +137,26 @@ def test_the_generator_balances_only_with_a_modular_strategy(tmp_path):
     assert not list(tmp_path.glob("*/*/manifest.json"))
     with pytest.raises(LbError):
         read_history(tmp_path, DAY)
+
+
+def test_the_lost_brokers_bundles_are_scored_where_the_record_has_them_owned_again():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from lb_pipeline.simulation.real_validation import placements
+
+    brokers = ["a:8080", "b:8081", "c:8082"]
+    bundles = ["lb/ns/0x00_0x40", "lb/ns/0x40_0x80", "lb/ns/0x80_0xc0", "lb/ns/0xc0_0xff", "pulsar/lbtest/c:8082/0x0_0xf"]
+    history = SimpleNamespace(
+        times=np.array([0, 60_000, 120_000]), brokers=brokers, bundles=bundles,
+        live=np.array([[True, True, True], [True, True, False], [True, True, False]]),
+        # c held three bundles and its heartbeat; by the next snapshot two were looked up again, one was not
+        owner=np.array([[0, 2, 2, 2, 2], [0, 0, 1, -1, -1], [0, 0, 1, 1, -1]]))
+    loop = [(1, "lb/ns/0x40_0x80", "a:8080"), (1, "lb/ns/0x80_0xc0", "a:8080"), (1, "lb/ns/0xc0_0xff", "b:8081"),
+            (2, "lb/ns/0x00_0x40", "b:8081")]  # a placement in another snapshot, of a bundle c did not hold
+    assert placements(history, loop) == {"orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 1}
+    assert placements(history, []) == {"orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 0}
+    # nothing stopped: nothing to score
+    history.live[:] = True
+    assert placements(history, loop) == {"orphans_lost": 0, "orphans_reowned": 0, "orphans_agree": 0}

@@ -281,7 +281,10 @@ def simulation_validation(read: Read) -> DataFrame:
                                                                      col("simulated_splits")))
                 # the warm-up's unloads are some of the simulated ones, its matches some of the matched ones
                 & (F.coalesce("warming_up", F.lit(0)) <= col("simulated_unloads"))
-                & (F.coalesce("warming_up_matched", F.lit(0)) <= F.least(F.coalesce("warming_up", F.lit(0)), matched)),
+                & (F.coalesce("warming_up_matched", F.lit(0)) <= F.least(F.coalesce("warming_up", F.lit(0)), matched))
+                # of the lost brokers' bundles, those owned again; of those, the loop's on the same broker
+                & (F.coalesce("orphans_agree", F.lit(0)) <= F.coalesce("orphans_reowned", F.lit(0)))
+                & (F.coalesce("orphans_reowned", F.lit(0)) <= F.coalesce("orphans_lost", F.lit(0))),
                 col("snapshots").isNull())))
 
 

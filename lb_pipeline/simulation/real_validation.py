@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from lb_pipeline.model.load_manager import configured_strategy
+from lb_pipeline.model.names import is_sla_or_heartbeat
 from lb_pipeline.algorithms.shedding import logged_history
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.algorithms.shedding.warm_up import warm_up_cycles
@@ -144,6 +145,27 @@ def warm_up(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, s
     return out
 
 
+def placements(history, placed: list[tuple[int, str, str]]) -> dict:
+    """Where the bundles of a broker that stopped went, against the loop's placement of them (``placed``: snapshot,
+    bundle, broker, each a bundle the loop placed on lookup). Of the bundles the record had on a broker at one
+    snapshot and the broker gone at the next: how many the record shows owned again (a lookup runs when a client
+    reconnects: a bundle nobody asks for stays unowned), and how many of those the loop placed, in that snapshot's
+    cycle, on the broker the record has them on."""
+    loop = {(i, bundle): dest for i, bundle, dest in placed}
+    lost = owned = agree = 0
+    for i in range(1, len(history.times)):
+        gone = [k for k in range(len(history.brokers)) if history.live[i - 1][k] and not history.live[i][k]]
+        for n in np.flatnonzero(np.isin(history.owner[i - 1], gone)).tolist():
+            if is_sla_or_heartbeat(history.bundles[n].rsplit("/", 1)[0]):  # the broker's own: gone with it
+                continue
+            lost += 1
+            owner = int(history.owner[i][n])
+            if owner >= 0:
+                owned += 1
+                agree += loop.get((i, history.bundles[n])) == history.brokers[owner]
+    return {"orphans_lost": lost, "orphans_reowned": owned, "orphans_agree": agree}
+
+
 def validate_simulation(landing: str | Path, day: str, cluster: str | None = None, seed: int = 0,
                         residuals: bool = True) -> dict:
     """``score`` of a recorded run's landing folder."""
@@ -200,7 +222,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
         if lines:
             notes.append(f"ThresholdShedder's history taken from the {len(lines)} line(s) the leader logged it in, "
                          "each before the cycle after it")
-    simulated, splits, errors, scored = [], [], [], {0}  # the first snapshot is where the simulation starts
+    simulated, splits, placed, errors, scored = [], [], [], [], {0}  # the first snapshot is where the simulation starts
     spread = {"simulated": [], "recorded": []}  # per scored snapshot: the brokers' std and max, in points
     warm_cycles, settled_from, k = warm_up_cycles(strategy, cfg) if strategy in STRATEGIES else 0, None, 0
     for k, cycle in enumerate(sim.run(), start=1):
@@ -209,6 +231,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
         simulated += [(cycle.ts, m["bundle"], m["source"], m["destination"]) for m in cycle.moves
                       if m["kind"] == "unload"]
         splits += [(cycle.ts, sp["bundle"]) for sp in cycle.splits]
+        placed += [(cycle.snapshot, m["bundle"], m["destination"]) for m in cycle.moves if m["kind"] == "orphan"]
         i = cycle.snapshot
         if i not in scored:  # the first cycle at or after each snapshot (a collector's minute is not exactly 60 s)
             scored.add(i)
@@ -230,6 +253,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     if events is None:  # nothing to match: only how many were made in the warm-up
         warming.update(warming_up_matched=None, settled_precision=None, settled_recall=None)
     scores.update(warming, warm_up_cycles=warm_cycles, cycles=k)
+    scores.update(placements(history, placed))
     scores.update(usage_mae_points=float(np.mean(errors)) if errors else None,
                   usage_max_error_points=float(np.max(errors)) if errors else None,
                   model_mae_points=float(np.mean(model_errors)) if model_errors else None)

@@ -31,6 +31,9 @@ def render_text(result: dict) -> str:
               if result["settled_precision"] is not None or result["settled_recall"] is not None
               else f"the record's {result['cycles']} cycles all fall inside that window")]
           if result.get("warming_up") else []),
+        *([f"placed on lookup: {result['orphans_lost']} bundle(s) of brokers that stopped, "
+           f"{result['orphans_reowned']} owned again in the record by the next snapshot (on a client's lookup), "
+           f"{result['orphans_agree']} of them placed by the loop on the recorded broker"] if result.get("orphans_lost") else []),
         f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
         f"{n(result['matched_splits'])} of the same bundle",
         f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "
