@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                         default=sorted(p.parent for p in (ROOT / "tests/fixtures/real-runs").glob("*/recording.json")))
     parser.add_argument("--keep", type=Path, help="keep each night's lake and report under this folder")
     args = parser.parse_args(argv)
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     for run in args.runs:
         recording = json.loads((run / "recording.json").read_text())
         work = Path(tempfile.mkdtemp(prefix=f"replay-{run.name}-", dir=args.keep))

@@ -148,3 +148,18 @@ def test_validate_snapshot_flags_every_file_ingest_quarantines(hostile, spark, m
         assert quarantined.get(snapshot, set()) <= flagged, snapshot
     clean = next(copy for copy in corpus.copies if copy not in corpus.dead)
     assert clean not in quarantined and validate_snapshot(corpus.landing / clean) == []
+
+
+def test_a_row_breaking_a_critical_row_rule_is_quarantined_with_its_rule_and_the_gate_passes(hostile, spark):
+    """A broker report with a negative CPU limit: its row is quarantined, naming the field, the suite whose rule it
+    broke and the value it held; the rows beside it land, and the bronze gate passes, so silver is built."""
+    corpus, _, lake, _, _ = hostile
+    rel, _ = corpus.kinds["negative CPU limit"]
+    (row,) = lake.read(spark, "bronze", "quarantine", DEMO_DAY).where(
+        f"source_file = 'file:{corpus.landing}/{rel}'").collect()
+    assert row.bronze_table == "broker_reports" and row.field == "cpu_limit"
+    assert "expectations/bronze.broker_reports.json" in row.reason and json.loads(row.raw)["cpu_limit"] == -150.0
+    gate = lake.read(spark, "gold", "validation_results", DEMO_DAY).where(
+        "suite = 'bronze.broker_reports' AND severity = 'critical'").collect()
+    assert gate and all(r.success for r in gate)
+    assert lake.read(spark, "silver", "broker_usage", DEMO_DAY).count() > 0

@@ -218,21 +218,6 @@ def _materialize_broker_reports(spark, landing, tmp_path):
     return evaluation, materialized, lake.lake
 
 
-def test_rows_breaking_a_critical_row_rule_are_quarantined_and_the_day_goes_on(spark, demo_landing, tmp_path):
-    landing = Path(shutil.copytree(demo_landing, tmp_path / "landing"))
-    report = sorted(landing.rglob("lb/brokers/*.json"))[0]  # a negative CPU limit
-    doc = json.loads(report.read_text())
-    doc["cpu"]["limit"] = -150.0
-    report.write_text(json.dumps(doc))
-    evaluation, materialized, lake = _materialize_broker_reports(spark, landing, tmp_path)
-    assert evaluation.passed and "silver/broker_usage" in materialized
-    (row,) = lake.read(spark, "bronze", "quarantine", DEMO_DAY).where("bronze_table = 'broker_reports'").collect()
-    assert row.source_file.endswith(str(report.relative_to(landing))) and row.field == "cpu_limit"
-    assert "expectations/bronze.broker_reports.json" in row.reason and json.loads(row.raw)["cpu_limit"] == -150.0
-    landed = lake.read(spark, "bronze", "broker_reports", DEMO_DAY).count()
-    assert landed == len(list(landing.rglob("lb/brokers/*.json"))) - 1
-
-
 def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, demo_landing, tmp_path, monkeypatch):
     """What no row rule can quarantine (here a column the suite requires and the table lacks) still blocks."""
     suites = Path(shutil.copytree(runner.SUITES_DIR, tmp_path / "expectations"))
