@@ -6,8 +6,8 @@ Checks, in the order a replay depends on them:
    rules, so the checker accepts exactly what ingest accepts), and every required file is present;
 2. each topic of ``broker-stats topics`` hashes (CRC-32) into the bundle it is reported under;
 3. topic sums equal the broker's ``lastStats`` for that bundle (when both are of one stats cycle: not for the
-   leader's copies the collector read from the metadata store), and ``lastStats`` sums equal the broker totals
-   (within ``tolerance``, relative);
+   leader's copies the collector read from the metadata store; within ``tolerance``, relative); the broker totals
+   are not compared with ``lastStats``, which Pulsar rewrites after summing them (below);
 4. every bundle of every namespace is owned by exactly one live broker, and no broker reports or owns a bundle
    that is not in its namespace's layout.
 """
@@ -175,15 +175,11 @@ def _check_broker(read, broker, layouts, owners, tolerance, findings, missing_pa
     broker_rows, problems, stat_rows, stat_problems = parsed
     findings += [Finding(rel_report, pr.field, pr.reason) for pr in problems + stat_problems]
     stats = {r["bundle"]: r for r in stat_rows}
-    if broker_rows:
-        b = broker_rows[0]
-        for total, col in (("msgRateIn", "msg_rate_in"), ("msgRateOut", "msg_rate_out"),
-                           ("msgThroughputIn", "msg_throughput_in"), ("msgThroughputOut", "msg_throughput_out")):
-            s = sum(r[col] for r in stat_rows)
-            if not _close(b[col], s, tolerance):
-                findings.append(Finding(rel_report, total, f"broker total {b[col]:.6g} != sum of lastStats {s:.6g}"))
-        if set(b["bundles"]) != set(stats):
-            findings.append(Finding(rel_report, "bundles", "differs from the keys of lastStats"))
+    # No check of the report's totals or bundle list against its lastStats: lastStats is the broker's live stats
+    # map (PulsarStats.getBundleStats), which its stats thread clears and refills every statsUpdateFrequencyInSecs,
+    # while the totals and the bundle list were summed from it at the report's update. A report written after a
+    # refill holds newer values there (a real 4.0.7 broker: 255.6 msg/s in its total, 253.8 in its lastStats);
+    # one written during a refill, part of its bundles (144.2 msg/s, 3 of 8 bundles with 75.2).
     # lastStats is as old as the broker's last load report (up to loadBalancerReportUpdateMaxIntervalMinutes):
     # bundles it moved away since are no contradiction, so ownership is not compared with it
     if topics is None:
