@@ -222,3 +222,29 @@ def test_a_topic_hashing_to_0xffffffff_is_flagged_as_unservable(spark):
     rows = {r.topic: r for r in topic_bundle(stats, namespaces).collect()}
     assert rows[forged].lookup_fails and rows[forged].bundle_range == "0x80000000_0xffffffff"  # the last bundle holds it
     assert not rows["persistent://acme/orders/ok"].lookup_fails
+
+
+def test_a_report_written_while_pulsar_refilled_its_stats_matches_its_bundles_and_a_wrong_total_does_not(lake, spark):
+    """Pulsar writes a report's lastStats from the broker's live stats map, which its stats thread clears and
+    refills: a report written meanwhile lists fewer bundles than its numBundles, whose totals are above their sum
+    (recorded on a real 4.0.7 broker). That is Pulsar's shape; totals above the sum of every bundle they counted
+    are not."""
+    from pyspark.sql import functions as F
+
+    from lb_pipeline.transforms.silver import broker_usage
+
+    reports = lake.read(spark, "bronze", "broker_reports", DEMO_DAY)
+    bundles = lake.read(spark, "bronze", "bundle_reports", DEMO_DAY)
+    one = reports.select("snapshot_ts", "broker").orderBy("snapshot_ts", "broker").first()
+    mine = (F.col("snapshot_ts") == F.lit(one.snapshot_ts)) & (F.col("broker") == one.broker)
+    kept = bundles.where(mine).orderBy(F.col("msg_rate_in").desc()).limit(1)  # a refill reached one bundle
+    partial = bundles.where(~mine).unionByName(kept)
+
+    def matches(reports, bundles) -> bool:
+        (row,) = broker_usage(reports, bundles).where(mine).collect()
+        return row.totals_match_bundles
+
+    assert reports.where(mine).first().num_bundles > 1 and matches(reports, bundles)
+    assert matches(reports, partial)  # fewer bundles than counted, totals above their sum: Pulsar's refill
+    inflated = reports.withColumn("msg_rate_in", F.when(mine, F.col("msg_rate_in") * 2).otherwise(F.col("msg_rate_in")))
+    assert not matches(inflated, bundles)  # every bundle it counted is there, and the total is twice their sum
