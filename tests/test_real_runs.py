@@ -81,7 +81,9 @@ def test_a_timed_snapshot_reads_the_leaders_inputs_just_before_the_cycle_the_lea
         if after:
             assert lead - 100 <= min(after) <= lead + 5000, (snap.name, min(after))
             followed += 1
-    assert followed >= 3, f"{run.name}: only {followed} timed snapshots followed by a logged cycle"
+    # a strategy that logs only the cycles that shed (OverloadShedder, 2 in stopped-overload) has fewer to follow
+    logged = sum(1 for a, b in zip([None, *cycles], cycles) if a is None or b - a > 10_000)  # a cycle's lines: ms apart
+    assert followed >= min(3, logged), f"{run.name}: only {followed} timed snapshots followed by a logged cycle"
 
 
 # A snapshot the collector took while the leader moved a bundle: two of its topics are in both brokers' stats.
