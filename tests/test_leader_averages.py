@@ -89,9 +89,14 @@ def _validated(run: str, monkeypatch=None, plain: bool = False) -> dict:
     import lb_pipeline.simulation.real_validation as rv
 
     if plain:  # every bundle started afresh, one sample a minute: as before the leader's averages were read
-        original = rv.leader_averages
-        monkeypatch.setattr(rv, "leader_averages", lambda *a: replace(original(*a), stored=original(*a).stored & False,
-                                                                       per_minute=1.0))
+        from lb_pipeline.simulation.leader_averages import leader_averages as original  # never the patched one:
+        # patched again on each run, taken from ``rv`` it called the run before's twice (2**runs calls)
+
+        def plain_averages(*a):
+            got = original(*a)
+            return replace(got, stored=got.stored & False, per_minute=1.0)
+
+        monkeypatch.setattr(rv, "leader_averages", plain_averages)
     day = json.loads((RUNS / run / "recording.json").read_text())["traffic"]["startedAt"][:10]
     return rv.validate_simulation(RUNS / run / "landing", day)
 
