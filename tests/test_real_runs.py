@@ -39,9 +39,11 @@ def events(snapshot: Path) -> list[dict]:
 def test_three_strategies_were_recorded_with_the_leaders_inputs():
     shedders = {json.loads((r / "recording.json").read_text())["shedder"] for r in RECORDINGS}
     assert shedders >= {"overload", "threshold", "uniform"}
+    assert all(len(snapshots(RUNS / name)) >= 15 for name in ("overload", "threshold", "uniform"))  # 15 min or more
     for run in RECORDINGS:
         snaps = snapshots(run)
-        assert len(snaps) >= 15  # a snapshot a minute for 15 minutes and more
+        # a snapshot a minute for every minute of traffic (stopped-busy-overload: 8, around one broker's loss)
+        assert len(snaps) >= int(json.loads((run / "recording.json").read_text())["minutes"]), run.name
         for snap in snaps:
             manifest = json.loads((snap / layout.MANIFEST).read_text())
             assert manifest["collector"]["sources"]["lb/brokers"] == "metadata-store" and manifest["notCollected"] == []
@@ -205,3 +207,16 @@ def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command
     assert m and tuple(map(int, m.groups())) == (row.simulated_unloads, row.logged_unloads, row.matched_unloads)
     assert f"Simulated broker usage was {row.usage_mae_points:.1f} points" in text
     assert "Bundles of brokers that stopped: 2; 0 owned again by the next snapshot" in text
+
+
+def test_the_loop_places_a_stopped_brokers_bundles_and_is_scored_where_clients_looked_them_up_again():
+    """stopped-busy-overload: broker c stopped a minute after every bundle of lb/ns-c16 was moved onto it; the
+    clients looked its 11 bundles up at once and the leader placed them all. The closed loop places them too
+    (the modular placement path, in bundle order), scored bundle by bundle (docs/validation.md: 4 of 11)."""
+    from lb_pipeline.simulation.real_validation import validate_simulation
+
+    run = RUNS / "stopped-busy-overload"
+    day = json.loads((run / "recording.json").read_text())["traffic"]["startedAt"][:10]
+    got = validate_simulation(run / "landing", day)
+    assert (got["orphans_lost"], got["orphans_reowned"]) == (11, 11)
+    assert 4 <= got["orphans_agree"] <= 11
