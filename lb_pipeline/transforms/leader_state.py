@@ -32,6 +32,9 @@ def logged_history(events: DataFrame) -> DataFrame:
         .alias("cycle_anchor_ms"))
 
 
+CYCLE_MIN_MS = 1  # what a shedding cycle takes at least, after its last line
+
+
 def latest_anchor(anchor: int | None, logged, now: int) -> int | None:
     """The later of the anchor so far and a snapshot's (``logged_history``'s ``cycle_anchor_ms``), if not after the
     snapshot."""
@@ -56,5 +59,3 @@ def next_cycle(anchor: int | None, now: int, interval_ms: int) -> int:
     at = next_cycle_ms(anchor, interval_ms, now)
     return at + (at - anchor) // interval_ms * CYCLE_MIN_MS
 
-
-CYCLE_MIN_MS = 1  # what a shedding cycle takes at least, after its last line
