@@ -220,3 +220,21 @@ def test_the_loop_places_a_stopped_brokers_bundles_and_is_scored_where_clients_l
     got = validate_simulation(run / "landing", day)
     assert (got["orphans_lost"], got["orphans_reowned"]) == (11, 11)
     assert 4 <= got["orphans_agree"] <= 11
+
+
+def test_a_report_whose_laststats_holds_a_bundle_it_never_counted_is_flagged_unlike_pulsars_refill(tmp_path):
+    """moved-threshold-2 holds a report written during Pulsar's stats refill (3 of 8 bundles in lastStats) and one
+    written after it (newer values): both are healthy. A lastStats bundle the report never counted, at a million
+    msg/s, is not that shape, and validate-snapshot says so, as silver.broker_usage does."""
+    import shutil
+
+    from lb_pipeline.ingest.validate import validate_snapshot
+
+    src = RUNS / "moved-threshold-2" / "landing" / "lbtest" / "2026-12-05T12-43-23Z"
+    snap = Path(shutil.copytree(src, tmp_path / "lbtest" / src.name))
+    assert validate_snapshot(snap) == []
+    report = snap / "lb" / "brokers" / "127.0.0.1_8081.json"
+    doc = json.loads(report.read_text())
+    doc["lastStats"]["lb/ns-zz/0x00000000_0xffffffff"] = dict(next(iter(doc["lastStats"].values())), msgRateIn=1e6)
+    report.write_text(json.dumps(doc))
+    assert {f.field for f in validate_snapshot(snap) if f.file == "lb/brokers/127.0.0.1_8081.json"} >= {"msgRateIn"}
