@@ -292,3 +292,19 @@ def test_a_modular_unload_of_a_bundle_the_cluster_unloaded_within_the_grace_peri
                                    "cluster string, kind string, bundle string, event_ts timestamp")
     logged = gs.recorded_unloads(own, snaps, events)  # the logs win: the ownership change is not counted twice
     assert [r.recorded_ms for r in logged.collect()] == [int(t[2].timestamp() * 1000)]
+
+
+def test_a_loss_placement_scored_off_by_more_than_it_placed_is_a_counting_failure(spark, lake):
+    import pandas as pd
+
+    def corrupt(pdf):
+        good = {**pdf.iloc[0].to_dict(), "orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 1,
+                "orphans_count_off": 1, "orphans_traffic_off": 0.25}
+        rows = [good, {**good, "cluster": "too-many-off", "orphans_count_off": 3},
+                {**good, "cluster": "share-above-one", "orphans_traffic_off": 1.5}]
+        return pd.DataFrame(rows, columns=pdf.columns)
+
+    read = _reader(lake, spark, gold__simulation_validation=lambda df: _replace(spark, df, corrupt))
+    summary = validate(views.simulation_validation(read), "gold.simulation_validation")
+    rows = _failure(summary, "matches_counted_once").rows
+    assert sorted(r["cluster"] for r in rows) == ["share-above-one", "too-many-off"]

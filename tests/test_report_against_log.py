@@ -94,5 +94,9 @@ def test_where_the_lost_brokers_bundles_went_is_said_beside_where_the_simulation
     said = _against_log(orphans_lost=5, orphans_reowned=4, orphans_agree=3)
     assert ("Bundles of brokers that stopped: 5; 4 owned again by the next snapshot (a lookup runs when a client "
             "reconnects), 3 of them where the simulation placed them.") in said
+    said = _against_log(orphans_lost=5, orphans_reowned=4, orphans_agree=1, orphans_count_off=1,
+                        orphans_traffic_off=0.215)
+    assert ("1 of them where the simulation placed them; per broker, the simulation's count was 1 bundle(s) off the "
+            "record's and the msg rate it placed 21.5% off.") in said
     assert "stopped" not in _against_log(orphans_lost=0, orphans_reowned=0, orphans_agree=0)
     assert "stopped" not in _against_log()  # a row written before the columns existed

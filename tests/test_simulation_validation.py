@@ -152,11 +152,22 @@ def test_the_lost_brokers_bundles_are_scored_where_the_record_has_them_owned_aga
         times=np.array([0, 60_000, 120_000]), brokers=brokers, bundles=bundles,
         live=np.array([[True, True, True], [True, True, False], [True, True, False]]),
         # c held three bundles and its heartbeat; by the next snapshot two were looked up again, one was not
-        owner=np.array([[0, 2, 2, 2, 2], [0, 0, 1, -1, -1], [0, 0, 1, 1, -1]]))
+        owner=np.array([[0, 2, 2, 2, 2], [0, 0, 1, -1, -1], [0, 0, 1, 1, -1]]),
+        # msg rate in and out (and throughput) of each bundle: the rates before the loss are what moved
+        traffic=np.array([[[1, 1, 0, 0], [10, 20, 0, 0], [5, 5, 0, 0], [7, 7, 0, 0], [1, 1, 0, 0]]] * 3, dtype=float))
     loop = [(1, "lb/ns/0x40_0x80", "a:8080"), (1, "lb/ns/0x80_0xc0", "a:8080"), (1, "lb/ns/0xc0_0xff", "b:8081"),
             (2, "lb/ns/0x00_0x40", "b:8081")]  # a placement in another snapshot, of a bundle c did not hold
-    assert placements(history, loop) == {"orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 1}
-    assert placements(history, []) == {"orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 0}
+    # re-owned: 0x40 (30 msg/s) on a, 0x80 (10 msg/s) on b; the loop put both on a: one bundle, 10 of 40 msg/s off
+    assert placements(history, loop) == {"orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 1,
+                                         "orphans_count_off": 1, "orphans_traffic_off": 0.25}
+    # placed nowhere by the loop: every re-owned bundle and all of their traffic off
+    assert placements(history, []) == {"orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 0,
+                                       "orphans_count_off": 2, "orphans_traffic_off": 1.0}
+    # the count per broker right and the bundles swapped: the count is not off, the traffic is
+    swapped = [(1, "lb/ns/0x40_0x80", "b:8081"), (1, "lb/ns/0x80_0xc0", "a:8080")]
+    assert placements(history, swapped) == {"orphans_lost": 3, "orphans_reowned": 2, "orphans_agree": 0,
+                                            "orphans_count_off": 0, "orphans_traffic_off": 0.5}
     # nothing stopped: nothing to score
     history.live[:] = True
-    assert placements(history, loop) == {"orphans_lost": 0, "orphans_reowned": 0, "orphans_agree": 0}
+    assert placements(history, loop) == {"orphans_lost": 0, "orphans_reowned": 0, "orphans_agree": 0,
+                                         "orphans_count_off": 0, "orphans_traffic_off": None}

@@ -284,7 +284,10 @@ def simulation_validation(read: Read) -> DataFrame:
                 & (F.coalesce("warming_up_matched", F.lit(0)) <= F.least(F.coalesce("warming_up", F.lit(0)), matched))
                 # of the lost brokers' bundles, those owned again; of those, the loop's on the same broker
                 & (F.coalesce("orphans_agree", F.lit(0)) <= F.coalesce("orphans_reowned", F.lit(0)))
-                & (F.coalesce("orphans_reowned", F.lit(0)) <= F.coalesce("orphans_lost", F.lit(0))),
+                & (F.coalesce("orphans_reowned", F.lit(0)) <= F.coalesce("orphans_lost", F.lit(0)))
+                # bundles to move for the loop's count per broker to be the record's: at most all re-owned ones
+                & (F.coalesce("orphans_count_off", F.lit(0)) <= F.coalesce("orphans_reowned", F.lit(0)))
+                & F.coalesce(col("orphans_traffic_off").between(0.0, 1.0), F.lit(True)),
                 col("snapshots").isNull())))
 
 

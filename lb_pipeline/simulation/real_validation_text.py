@@ -33,7 +33,10 @@ def render_text(result: dict) -> str:
           if result.get("warming_up") else []),
         *([f"placed on lookup: {result['orphans_lost']} bundle(s) of brokers that stopped, "
            f"{result['orphans_reowned']} owned again in the record by the next snapshot (on a client's lookup), "
-           f"{result['orphans_agree']} of them placed by the loop on the recorded broker"] if result.get("orphans_lost") else []),
+           f"{result['orphans_agree']} of them placed by the loop on the recorded broker"
+           + (f"; per broker, the loop's count {result['orphans_count_off']} bundle(s) off the record's, its msg rate "
+              f"{result['orphans_traffic_off']:.0%} off" if result.get("orphans_traffic_off") is not None else "")]
+          if result.get("orphans_lost") else []),
         f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
         f"{n(result['matched_splits'])} of the same bundle",
         f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "

@@ -59,8 +59,10 @@ VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_
               # unloads simulated before the strategy's state could have caught up with the leader's (warm_up.py)
               "warm_up_cycles int, warming_up int, warming_up_matched int, settled_precision double, "
               "settled_recall double, "
-              # the bundles of brokers that stopped, owned again by the next snapshot, and the loop's on that broker
-              "orphans_lost int, orphans_reowned int, orphans_agree int")
+              # the bundles of brokers that stopped, owned again by the next snapshot, and the loop's on that broker;
+              # how far its count and msg rate per broker were from the record's (real_validation.placements)
+              "orphans_lost int, orphans_reowned int, orphans_agree int, orphans_count_off int, "
+              "orphans_traffic_off double")
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}, {VALIDATION}"
 VALIDATION_RUN = "closed-loop-vs-log"  # the run_id of a cluster's validation row
 NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not be simulated, before the reason
@@ -257,7 +259,8 @@ VALIDATION_COLUMNS = ["cluster", "snapshot_date", "strategy", "snapshots", "brok
                       "simulated_unloads", "matched_unloads", "destinations_agree", "precision", "recall",
                       "logged_splits", "simulated_splits", "matched_splits", "usage_mae_points", "usage_max_error_points",
                       "model_mae_points", "warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision",
-                      "settled_recall", "orphans_lost", "orphans_reowned", "orphans_agree", "notes"]
+                      "settled_recall", "orphans_lost", "orphans_reowned", "orphans_agree", "orphans_count_off",
+                      "orphans_traffic_off", "notes"]
 
 
 def validation_table(result: DataFrame) -> DataFrame:
