@@ -164,3 +164,28 @@ def test_the_assets_read_the_configurations_once_per_version_of_the_bronze_table
     assert first["a"].get_int(key) == 70 and day_configs(spark, lake, DEMO_DAY) is first  # asked again: not read again
     land("60")  # the night ingested again, the leader's value changed
     assert day_configs(spark, lake, DEMO_DAY)["a"].get_int(key) == 60
+
+
+def test_the_replays_read_isolation_policies_in_the_order_of_their_document(spark):
+    from lb_pipeline.transforms.gold import cluster_policies
+
+    policy = {"namespaces": ["t/.*"], "primary": ["b"]}
+    config = spark.createDataFrame(
+        [("a", _at(1), "isolation-policies", name, json.dumps(policy), position, "2026-01-15")
+         for name, position in (("alpha", 2), ("zeta", 0), ("mid", 1))],
+        "cluster string, snapshot_ts timestamp, source string, key string, value string, position int, "
+        "snapshot_date string")
+    ownership = spark.createDataFrame([("a", _at(1), "2026-01-15", "t/a/0x0_0x1", "b:8080")],
+                                      "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, "
+                                      "broker string")
+    namespaces = spark.createDataFrame([], "cluster string, snapshot_ts timestamp, snapshot_date string, "
+                                           "namespace string, anti_affinity_group string")
+    domains = spark.createDataFrame([], "cluster string, snapshot_ts timestamp, snapshot_date string, broker string, "
+                                        "domain string")
+
+    def names(rows) -> list[str]:
+        (row,) = cluster_policies(ownership, namespaces, rows, domains).collect()
+        return list(json.loads(row.isolation))
+
+    assert names(config) == ["zeta", "mid", "alpha"]
+    assert names(config.drop("position")) == ["alpha", "mid", "zeta"]  # a lake written before the column: by name

@@ -282,3 +282,12 @@ def test_a_load_balancer_number_pulsar_cannot_convert_is_a_row_problem_and_the_r
     assert "Pulsar's default is 85" in problems[0].reason
     assert {r["key"]: r["value"] for r in rows} == {"loadBalancerSheddingEnabled": "yes", "clusterName": "x",
                                                     "maxUnloadPercentage": "Optional[0.3]"}
+
+
+def test_isolation_policies_keep_the_order_pulsar_matches_them_in():
+    # Pulsar applies the first policy, in the stored document's order, whose namespace regex matches
+    doc = {"zeta": {"namespaces": ["t/.*"], "primary": ["z"]}, "alpha": {"namespaces": ["t/a"], "primary": ["a"]},
+           "mid": {"namespaces": ["t/m"], "primary": ["m"]}}
+    rows, problems = cluster.parse_isolation_policies(doc)
+    assert not problems and [(r["key"], r["position"]) for r in rows] == [("zeta", 0), ("alpha", 1), ("mid", 2)]
+    assert list(cluster.isolation_policy_map(doc)[0]) == ["zeta", "alpha", "mid"]

@@ -127,7 +127,8 @@ def _bundle_data_written(doc: dict) -> int | None:
 
 def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
     """``cluster/isolation-policies.json``: policy name → ``NamespaceIsolationData`` (namespaces, primary and
-    secondary broker host regexes, a ``min_available`` auto-failover policy). One config row per policy."""
+    secondary broker host regexes, a ``min_available`` auto-failover policy). One config row per policy, with its
+    ``position`` in the document."""
     doc = _obj(doc, "(root)")
 
     def make(name, policy) -> Row:
@@ -156,7 +157,10 @@ def parse_isolation_policies(doc) -> tuple[list[Row], list[Problem]]:
             raise RowProblem(f"{name}.auto_failover_policy.parameters.min_limit", "expected an integer") from None
         return {"source": ISOLATION_SOURCE, "key": name, "value": json.dumps(policy, sort_keys=True)}
 
-    return _rows(doc.items(), make)
+    # each policy's place in the document: Pulsar applies the first whose namespace regex matches, in this order
+    # (the map Jackson reads the stored document into keeps it; the admin API lists them in it)
+    return _rows(((name, (k, policy)) for k, (name, policy) in enumerate(doc.items())),
+                 lambda name, at: {**make(name, at[1]), "position": at[0]})
 
 
 def isolation_policy_map(doc) -> tuple[dict[str, dict], list[Problem]]:
@@ -166,4 +170,4 @@ def isolation_policy_map(doc) -> tuple[dict[str, dict], list[Problem]]:
         rows, problems = parse_isolation_policies(doc)
     except FileProblem as exc:
         return {}, [exc.problem]
-    return {r["key"]: json.loads(r["value"]) for r in rows}, problems
+    return {r["key"]: json.loads(r["value"]) for r in sorted(rows, key=lambda r: r["position"])}, problems

@@ -98,7 +98,8 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 "namespace string, boundaries array<string>, num_bundles int, anti_affinity_group string",
                 lambda doc, rel: cp.parse_namespace(doc, _between(rel, "namespaces/"))),
     BronzeTable("config", ("config/dynamic.json", "config/runtime/*.json", ISOLATION_POLICIES),
-                "source string, key string, value string", _config),
+                # position: an isolation policy's place in its document (the first that matches applies)
+                "source string, key string, value string, position int", _config),
     BronzeTable("failure_domains", ("cluster/failure-domains.json",), "domain string, broker string",
                 lambda doc, rel: cp.parse_failure_domains(doc)),
     BronzeTable("lb_events", (f"{LOGS}/*.log",),

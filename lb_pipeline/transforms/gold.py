@@ -131,8 +131,13 @@ def cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: D
                       failure_domains: DataFrame) -> DataFrame:
     """Per snapshot: ownership, anti-affinity groups, isolation policies and failure domains, as JSON (small)."""
     isolation = config_rows.where(F.col("source") == ISOLATION_SOURCE)
+    # in the document's order, which Pulsar matches namespaces in (a lake written before ``position``: by name)
+    position = F.coalesce("position", F.lit(0)) if "position" in config_rows.columns else F.lit(0)
+    ordered = F.array_sort(F.collect_list(F.struct(position.alias("p"), "key", "value")))
+    in_order = isolation.groupBy(*KEYS).agg(F.to_json(F.map_from_entries(
+        F.transform(ordered, lambda s: F.struct(s["key"], s["value"])))).alias("isolation"))
     return (ownership_and_groups(ownership, namespaces)
-            .join(as_map(isolation, "key", "value", "isolation"), KEYS, "left")
+            .join(in_order, KEYS, "left")
             .join(as_map(failure_domains, "broker", "domain", "domains"), KEYS, "left"))
 
 

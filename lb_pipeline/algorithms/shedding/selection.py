@@ -86,10 +86,12 @@ class IsolationPolicy:
 
 
 def isolation_policies(data: dict | None) -> list[IsolationPolicy]:
-    """A cluster's ``namespaceIsolationPolicies`` (name → policy), in the order Pulsar's ``HashMap`` visits them
-    (the first policy whose namespace regex matches applies)."""
+    """A cluster's ``namespaceIsolationPolicies`` (name → policy) in the order of the stored document, which is the
+    order the admin API lists them in: the first policy whose namespace regex matches applies
+    (``NamespaceIsolationPolicies.getPolicyByNamespace`` walks the map Jackson read the document into, a
+    ``LinkedHashMap``; ``tests/test_conformance_policies.py`` holds it to Pulsar's own classes)."""
     data = data or {}
-    return [IsolationPolicy.from_json(n, data[n]) for n in JavaHashMap().order(data)]
+    return [IsolationPolicy.from_json(n, policy) for n, policy in data.items()]
 
 
 @dataclass

@@ -1,0 +1,68 @@
+"""The policy paths of broker selection agree with released Pulsar (4.0.8) on 400 random clusters (1,200 bundles):
+which brokers the namespace isolation policies allow, which of them the anti-affinity filter keeps (the modular
+leader counts a group's namespaces per broker, the extensible one its owned bundles), and whether the
+anti-affinity check lets a bundle be unloaded.
+
+Pulsar's answers come from its own ``LoadManagerShared`` and ``SimpleResourceAllocationPolicies`` reading the
+cases' policies from an in-memory metadata store (``tests/conformance/java/Policies.java``, ``make
+conformance``); the inputs are regenerated here from the case ids (``cases_policies``)."""
+
+from __future__ import annotations
+
+from lb_pipeline.algorithms import anti_affinity as aa
+from lb_pipeline.algorithms.shedding.common import LoadData
+from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement, isolation_policies
+from tests.conformance.cases_policies import policies_case
+from tests.conformance.stored import answers, regenerate
+
+
+def _cluster(case: dict, domains: dict[str, str]) -> tuple[LoadData, ClusterState]:
+    """The modular leader's view: a load report per broker with load data (its bundles from the ownership)."""
+    owned: dict[str, dict] = {}
+    for bundle, broker in case["ownership"].items():
+        owned.setdefault(broker, {})[bundle] = {}
+    reports = {b: {**flags, "lastStats": owned.get(b, {}), "bundles": list(owned.get(b, {}))}
+               for b, flags in case["lookup"].items()}
+    state = ClusterState(list(case["available"]), isolation_policies(case["isolation"]), dict(case["groups"]), domains)
+    return LoadData(reports), state
+
+
+def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses():
+    rows = answers("policies-4.0.8")
+    assert len(rows) == 400
+    checked = 0
+    kinds = {"filtered": 0, "kept_from_unload": 0, "isolated": 0}
+    for row in rows:
+        case = regenerate(row, policies_case)
+        assert "error" not in row["pulsar"], row
+        for query, theirs in zip(case["queries"], row["pulsar"]["queries"], strict=True):
+            # as refreshBrokerToFailureDomainMap read them from the store: nothing unless failure domains are enabled
+            enabled = case["config"]["failureDomainsEnabled"] == "true"
+            domains = theirs["domains"]
+            assert domains == ({b: d for d, brokers in case["domains"].items() for b in brokers} if enabled else {})
+            load, state = _cluster(case, domains)
+            placement = ModularPlacement(strategy=None)
+            bundle, current, ns = query["bundle"], query["current"], query["bundle"].rsplit("/", 1)[0]
+            where = (row["case"], bundle)
+
+            allowed = placement.namespace_policy_candidates(bundle, load, state)
+            assert sorted(allowed) == theirs["isolation"], where
+
+            counts = placement.anti_affinity_counts(ns, load, state)
+            kept = aa.filter_candidates(case["available"], counts, domains, enabled)
+            assert sorted(kept) == theirs["anti_affinity_modular"], where
+            ext = aa.owned_counts_extensible(ns, case["ownership"], case["groups"])
+            assert sorted(aa.filter_candidates(case["available"], ext, domains, enabled)) == \
+                theirs["anti_affinity_extensible"], where
+
+            assert placement.should_anti_affinity_unload(bundle, current, load, state) == \
+                theirs["should_unload_modular"], where
+            assert aa.should_unload(current, allowed, ext) == theirs["should_unload_extensible"], where
+
+            kinds["filtered"] += len(kept) < len(case["available"])
+            kinds["kept_from_unload"] += not theirs["should_unload_modular"]
+            kinds["isolated"] += any(p.matches(ns) for p in state.isolation)
+            checked += 1
+    assert checked == 1200
+    # the cases reach each path often enough to mean something
+    assert all(n >= 50 for n in kinds.values()), kinds
