@@ -53,7 +53,8 @@ def same(a: float, b: float | str) -> bool:
 def test_the_suite_covers_at_least_1000_inputs_and_every_family():
     counts = {name: len(answers(name)) for name in ("shedders-4.0.8", "shedders-4.0.7", "placement-4.0.8",
                                                      "transfer-4.0.8", "splits-4.0.8", "hashing-4.0.8",
-                                                     "triggers-4.0.8", "extensible-triggers-4.0.8", "policies-4.0.8", "java-orders")}
+                                                     "triggers-4.0.8", "extensible-triggers-4.0.8", "policies-4.0.8", "transfer-policies-4.0.8",
+                                                     "java-orders")}
     assert sum(counts.values()) >= 1000 and all(counts.values()), counts
     strategies = {regenerate(r, shedder_case)["strategy"] for r in answers("shedders-4.0.8")[:8]}
     assert strategies == set(MODULAR_STRATEGIES)
@@ -139,6 +140,21 @@ def _extensible(case: dict, call: dict) -> tuple[ExtensibleLoad, PulsarConfig]:
     return ExtensibleLoad(store, tops, list(pick("available_brokers")), owners, policies_known=False), config_of(case)
 
 
+def shed_as_pulsar(shedder: TransferShedder, load: ExtensibleLoad, config: PulsarConfig, case: dict, call: dict,
+                   theirs: dict):
+    """One TransferShedder call of a case: the same decisions (source, bundle, destination, reason) and the same
+    skip reason as Pulsar's; the result, for what else a test compares."""
+    shedder.recently_unloaded_bundles = dict(call.get("recently_unloaded_bundles") or {})
+    shedder.recently_unloaded_brokers = dict(call.get("recently_unloaded_brokers") or {})
+    result = shedder.find_bundles_for_unloading(load, config, case["now_ms"])
+    mine = sorted((u.broker, u.bundle, u.destination or "", u.reason) for u in result.unloads)
+    expected = sorted((d["source"], d["bundle"], d["destination"] or "", d["reason"]) for d in theirs["decisions"])
+    assert mine == expected, (case["name"], theirs["index"])
+    skip = next((s.reason for s in result.skips if not s.broker), None)
+    assert skip == theirs["skip_reason"], (case["name"], theirs["index"])
+    return result
+
+
 def test_transfer_shedder_and_the_extensible_parts_agree_with_pulsar():
     checked = defaultdict(int)
     for row in answers("transfer-4.0.8"):
@@ -165,15 +181,7 @@ def test_transfer_shedder_and_the_extensible_parts_agree_with_pulsar():
         else:
             shedder = TransferShedder()
             for call, t in zip(case["calls"], theirs["calls"], strict=True):
-                load, config = _extensible(case, call)
-                shedder.recently_unloaded_bundles = dict(call.get("recently_unloaded_bundles") or {})
-                shedder.recently_unloaded_brokers = dict(call.get("recently_unloaded_brokers") or {})
-                result = shedder.find_bundles_for_unloading(load, config, case["now_ms"])
-                mine = sorted((u.broker, u.bundle, u.destination or "", u.reason) for u in result.unloads)
-                expected = sorted((d["source"], d["bundle"], d["destination"] or "", d["reason"]) for d in t["decisions"])
-                assert mine == expected, (row["case"], t["index"])
-                skip = next((s.reason for s in result.skips if not s.broker), None)
-                assert skip == t["skip_reason"], (row["case"], t["index"])
+                result = shed_as_pulsar(shedder, *_extensible(case, call), case, call, t)
                 stats = result.load_stats
                 if "load_avg" in t:
                     assert same(stats.avg, t["load_avg"]) and same(stats.reported_std, t["load_std"]), (row["case"], t["index"])

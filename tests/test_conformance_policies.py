@@ -66,3 +66,37 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses():
     assert checked == 1200
     # the cases reach each path often enough to mean something
     assert all(n >= 50 for n in kinds.values()), kinds
+
+
+def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_does():
+    """TransferShedder in the extensible leader's mode (``TransferPolicies.java``): every bundle it considers goes
+    through ``isTransferable``, the policies gate and the broker filter pipeline (class, topics, version,
+    anti-affinity, isolation); 400 cases, each cycle's decisions and skip reason compared exactly."""
+    from dataclasses import replace
+
+    from lb_pipeline.algorithms.shedding.transfer_inputs import has_policies
+    from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
+    from tests.conformance.cases_policies import transfer_policies_case
+    from tests.test_conformance import _extensible, shed_as_pulsar
+
+    rows = answers("transfer-policies-4.0.8")
+    assert len(rows) == 400
+    moved = blocked = 0
+    for row in rows:
+        case, theirs = regenerate(row, transfer_policies_case), row["pulsar"]
+        assert "error" not in theirs, row["case"]
+        pol = case["policies"]
+        isolation = isolation_policies(pol["isolation"])
+        enabled = case["config"]["failureDomainsEnabled"]
+        domains = {b: d for d, brokers in pol["domains"].items() for b in brokers} if enabled else {}
+        named = set(pol["groups"]) | {t["bundle"].rsplit("/", 1)[0] for ts in case["top_bundles"].values() for t in ts}
+        shedder = TransferShedder()
+        for call, t in zip(case["calls"], theirs["calls"], strict=True):
+            load, config = _extensible(case, call)
+            load = replace(load, policies_known=True, lookup=pol["lookup"], isolation=isolation, groups=pol["groups"],
+                           broker_domain=domains, owned=pol["owned"],
+                           namespaces_with_policies={ns for ns in named if has_policies(ns, pol["groups"], isolation)})
+            result = shed_as_pulsar(shedder, load, config, case, call, t)
+            moved += len(result.unloads)
+            blocked += not result.unloads and any(s.reason == "NoBundles" for s in result.skips)
+    assert moved >= 100 and blocked >= 50, (moved, blocked)

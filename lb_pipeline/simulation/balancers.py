@@ -103,7 +103,8 @@ class Transfer(Balancer):
         self.placement = ModularPlacement(LeastResourceUsageWithWeight(rng=random.Random(self.seed)))
 
     def unloads(self, load, config, now_ms, state, view):
-        ext = derive_from_modular(load.brokers, config, now_ms, self.derived, state.groups, view["owners"])
+        ext = derive_from_modular(load.brokers, config, now_ms, self.derived, state.groups, view["owners"],
+                                  isolation=state.isolation, domains=state.broker_domain)
         return self.shedder.run_cycle(ext, config, now_ms).unloads
 
     def brokers_restarted(self, brokers):  # each broker runs its own reporter: a new process starts it afresh

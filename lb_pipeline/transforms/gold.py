@@ -88,7 +88,8 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         # each broker's reporter runs every 5 s: the store TransferShedder reads is as they last wrote it
         topics = topic_counts(reports)
         runs["TransferShedder"] = lambda at: transfer.run_cycle(
-            derive_from_modular(reports, config, at, derived, groups, ownership, topics), config, at)
+            derive_from_modular(reports, config, at, derived, groups, ownership, topics, state.isolation,
+                                state.broker_domain), config, at)
         held_note = f"the snapshot's load held for up to {cycles} shedding cycle(s) of {interval} min; {recorded.note}"
         if at != now:
             held_note += f"; the first at the leader's next cycle, {(at - now) / 1000:.1f} s after the snapshot"

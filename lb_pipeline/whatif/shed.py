@@ -5,10 +5,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import asdict, dataclass, replace
 
-from lb_pipeline.algorithms.shedding.common import LoadData
+from lb_pipeline.algorithms.shedding.common import LoadData, namespace_of
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, STRATEGIES, ModularShedding, apply_unloads
 from lb_pipeline.algorithms.shedding.held import held_cycles
-from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, derive_from_modular
+from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, derive_from_modular, has_policies
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.errors import InputError
 from lb_pipeline.formats.extensible import check_broker_load_data, check_top_bundles
@@ -45,11 +45,16 @@ def extensible_load(snap: Snapshot) -> ExtensibleLoad:
         tops = {b: read_json(root, layout.top_bundles(b), False, check_top_bundles) for b in snap.brokers}
     except InputError as exc:
         why = exc
+    state = snap.cluster_state()
     if why or None in (*brokers.values(), *tops.values()):
-        ext = derive_from_modular(snap.reports, snap.config, snap.timestamp_ms, groups=snap.groups, owners=snap.ownership)
+        ext = derive_from_modular(snap.reports, snap.config, snap.timestamp_ms, groups=snap.groups, owners=snap.ownership,
+                                  isolation=state.isolation, domains=state.broker_domain)
         return replace(ext, source=f"{ext.source} (the snapshot's own files left out: {why})") if why else ext
+    named = set(snap.groups) | {namespace_of(t["bundleName"]) for ts in tops.values() for t in ts}
     return ExtensibleLoad(brokers, tops, list(snap.brokers), dict(snap.ownership),
-                          {ns for ns, g in snap.groups.items() if g}, source="BrokerLoadData and top bundles of the snapshot")
+                          {ns for ns in named if has_policies(ns, snap.groups, state.isolation)},
+                          source="BrokerLoadData and top bundles of the snapshot", isolation=state.isolation,
+                          groups=dict(snap.groups), broker_domain=state.broker_domain)
 
 
 def whatif_shed(snap: Snapshot, strategies: list[str], seed: int = 0, assume_sustained: bool = True) -> list[StrategyWhatIf]:

@@ -67,3 +67,62 @@ def policies_case(i: int) -> dict:
             "config": {"clusterName": "lbtest", "failureDomainsEnabled": str(rnd.random() < 0.6).lower()},
             "available": available, "lookup": lookup, "isolation": isolation, "groups": groups, "domains": domains,
             "ownership": ownership, "queries": queries}
+
+
+EXTENSIBLE = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
+
+
+def transfer_policies_case(i: int) -> dict:
+    """TransferShedder on the extensible leader, with the broker filter pipeline ``isTransferable`` runs
+    (``tests/conformance/java/TransferPolicies.java``): the oracle's transfer case, plus the cluster's policies and
+    each broker's lookup data (its load-manager class, version, the topics it serves)."""
+    from tests.conformance.cases_extensible import _store, _transfer_config
+
+    rnd = random.Random(f"transfer-policies-{i}")
+    now_ms = 1_700_000_000_000
+    pool = broker_names(rnd, rnd.choice((2, 3, 4, 6, 10)))
+    hosts = sorted({_host(b) for b in pool})
+    data, tops = _store(rnd, pool, now_ms, rnd.random() < 0.3)
+    for d in data.values():
+        d["topics"] = rnd.choice((0, 10, 100, 1000))
+    config = {**_transfer_config(rnd), "loadBalancerSheddingConditionHitCountThreshold": rnd.choice((0, 0, 1)),
+              "clusterName": "lbtest", "loadManagerClassName": EXTENSIBLE,
+              "failureDomainsEnabled": rnd.random() < 0.5, "preferLaterVersions": rnd.random() < 0.25,
+              "loadBalancerBrokerMaxTopics": rnd.choice((50000, 50000, 500, 50)),
+              "loadBalancerSheddingBundlesWithPoliciesEnabled": rnd.random() < 0.7}
+    namespaces = ("tenant/ns-0", "tenant/ns-1", "tenant/ns-2")
+    isolation = {}
+    for k in range(rnd.choice((0, 1, 1, 2))):
+        isolation[f"policy-{rnd.randrange(1000)}-{k}"] = {
+            "namespaces": rnd.sample(("tenant/ns-[01]", "tenant/ns-0", "tenant/ns-2", "tenant/.*"), k=1),
+            "primary": _host_patterns(rnd, hosts), "secondary": _host_patterns(rnd, hosts),
+            "auto_failover_policy": {"policy_type": "min_available",
+                                     "parameters": {"min_limit": str(rnd.randint(0, 2)), "usage_threshold": "80"}}}
+    groups = {ns: rnd.choice(("g", "G", "h", " ", "\u00a0")) for ns in namespaces if rnd.random() < 0.6}
+    domains: dict[str, list[str]] = {}
+    for b in pool:
+        if rnd.random() < 0.7:
+            domains.setdefault(f"zone-{rnd.randint(1, 2)}", []).append(b)
+    owned = {t["bundle"]: b for b in pool for t in tops[b]}
+    for _ in range(rnd.randint(0, 6)):  # bundles of the groups' namespaces beyond the top-k lists
+        lo = rnd.randrange(1 << 24) << 8
+        owned[f"{rnd.choice(namespaces)}/0x{lo:08x}_0x{lo + 255:08x}"] = rnd.choice(pool)
+    version = {b: rnd.choice(("4.0.8", "4.0.8", "4.0.7", "4.1.0-SNAPSHOT")) for b in pool}
+    lookup = {b: {"loadManagerClassName": rnd.choice((EXTENSIBLE,) * 8 + (MODULAR, None)),
+                  "brokerVersion": version[b], "persistentTopicsEnabled": rnd.random() > 0.1,
+                  "nonPersistentTopicsEnabled": rnd.random() > 0.3} for b in pool}
+    calls = []
+    for _ in range(rnd.choice((1, 2, 3))):
+        call = {"recently_unloaded_bundles": {t["bundle"]: now_ms - 1000 for b in pool for t in tops[b]
+                                              if rnd.random() < 0.05},
+                "recently_unloaded_brokers": {b: now_ms - 1_000_000 for b in pool if rnd.random() < 0.1}}
+        if rnd.random() < 0.2:
+            call["overrides"] = {"ownership": {"check_enabled": True, "not_owned": [
+                t["bundle"] for b in pool for t in tops[b] if rnd.random() < 0.2]}}
+        calls.append(call)
+    return {"name": f"conformance-transfer-policies-{i:04d}", "kind": "transfer_shedder", "now_ms": now_ms,
+            "config": config, "brokers": data, "broker_order": pool, "top_bundles": tops,
+            "available_brokers": [b for b in pool if rnd.random() < 0.95],
+            "policies": {"isolation": isolation, "groups": groups, "domains": domains, "owned": owned,
+                         "lookup": lookup}, "calls": calls}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tests.conformance.cases import COUNTS, shedder_case
 from tests.conformance.cases_extensible import placement_case, transfer_case
-from tests.conformance.cases_policies import policies_case
+from tests.conformance.cases_policies import policies_case, transfer_policies_case
 from tests.conformance.cases_splits import hashing_case, split_case
 from tests.conformance.cases_triggers import extensible_trigger_case, trigger_case
 from tests.conformance.java_orders import java_order_inputs
@@ -32,10 +32,10 @@ DATA = HERE / "data"
 RELEASES = ("4.0.8", "4.0.7")
 GENERATORS = {"shedders": shedder_case, "placement": placement_case, "transfer": transfer_case, "splits": split_case,
               "hashing": hashing_case, "triggers": trigger_case, "extensible-triggers": extensible_trigger_case,
-              "policies": policies_case}
+              "policies": policies_case, "transfer-policies": transfer_policies_case}
 # families the oracle does not run (their classes take a live PulsarService): a harness of ours on its class path
 HARNESSES = {**{family: HERE / "java" / "SplitTriggers.java" for family in ("triggers", "extensible-triggers")},
-             "policies": HERE / "java" / "Policies.java"}
+             "policies": HERE / "java" / "Policies.java", "transfer-policies": HERE / "java" / "Policies.java"}
 # the only class in the load balancer that differs between 4.0.7 and 4.0.8 (decompiled and compared)
 ONLY_AVG_SHEDDER_DIFFERS = {"4.0.7": lambda case: case.get("strategy") == "AvgShedder"}
 

@@ -136,7 +136,7 @@ class ModularPlacement:
         allowed = self._allowed[2]
         key = None if policy is None else policy.name
         if key not in allowed:
-            allowed[key] = _allowed_brokers(policy, load, state)
+            allowed[key] = allowed_brokers(policy, load, state)
         return self.candidate_set.order(allowed[key])
 
     def ranges(self, load: LoadData) -> dict[str, dict[str, set[str]]]:
@@ -231,7 +231,7 @@ class ModularPlacement:
         return kept or cands
 
 
-def _allowed_brokers(policy: IsolationPolicy | None, load: LoadData, state: ClusterState) -> list[str]:
+def allowed_brokers(policy: IsolationPolicy | None, load: LoadData, state: ClusterState) -> list[str]:
     """The available brokers ``applyNamespacePolicies`` keeps for a namespace under ``policy`` (None: no policy
     matches it), in the order of ``state.available``."""
     primaries, secondaries = [], []
@@ -284,7 +284,7 @@ def _broker_filters(cands: list[str], load: LoadData, config: PulsarConfig) -> l
         return cands
     if not cands:
         raise ValueError("Unable to determine latest version since broker set was empty")
-    versions = {b: _semver((load.brokers.get(b) or {}).get("brokerVersionString")) for b in cands}
+    versions = {b: semver((load.brokers.get(b) or {}).get("brokerVersionString")) for b in cands}
     latest = max(versions.values())
     return [b for b in cands if versions[b][:4] == latest[:4]]
 
@@ -292,7 +292,7 @@ def _broker_filters(cands: list[str], load: LoadData, config: PulsarConfig) -> l
 _SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?")
 
 
-def _semver(text: str | None) -> tuple:
+def semver(text: str | None) -> tuple:
     """A comparable key for a semantic version (pre-releases before the release, as semver orders them)."""
     m = _SEMVER.fullmatch(text or "")
     if m is None:

@@ -18,6 +18,7 @@ import numpy as np
 from lb_pipeline.algorithms.shedding.frame import is_system_namespace, namespace_of
 from lb_pipeline.model.load_reporter import LoadDataReporter
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.java_strings import is_blank
 from lb_pipeline.model.usage import RESOURCES
 
 
@@ -30,6 +31,20 @@ class ExtensibleLoad:
     namespaces_with_policies: set[str] = field(default_factory=set)
     source: str = "BrokerLoadData"
     policies_known: bool = True  # False: no cluster policies at all (Pulsar's unit-test mode: everything moves)
+    # what isTransferable's broker filters read (``extensible_filters``): each broker's lookup data (None: every
+    # broker runs the configured load manager and version), the cluster's isolation policies, anti-affinity groups
+    # and failure domains, and the service-unit channel's owned bundles (None: ``owners``)
+    lookup: dict[str, dict] | None = None
+    isolation: list = field(default_factory=list)
+    groups: dict[str, str | None] = field(default_factory=dict)
+    broker_domain: dict[str, str] = field(default_factory=dict)
+    owned: dict[str, str] | None = None
+
+
+def has_policies(namespace: str, groups: Mapping[str, str | None], isolation) -> bool:
+    """``TopKBundles.hasPolicies`` and the ``isLoadBalancerSheddingBundlesWithPoliciesEnabled`` gate: an isolation
+    policy matches the namespace, or it has an anti-affinity group (``StringUtils.isNotBlank``)."""
+    return not is_blank(groups.get(namespace)) or any(p.matches(namespace) for p in isolation)
 
 
 def sheds_with_policies(namespace: str, namespaces_with_policies: set[str], config: PulsarConfig) -> bool:
@@ -151,12 +166,19 @@ class DerivedLoadState:
 
 def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_ms: int,
                         state: DerivedLoadState | None = None, groups: Mapping[str, str | None] | None = None,
-                        owners: Mapping[str, str] | None = None, topics: Mapping[str, int] | None = None) -> ExtensibleLoad:
+                        owners: Mapping[str, str] | None = None, topics: Mapping[str, int] | None = None,
+                        isolation: list | None = None, domains: Mapping[str, str] | None = None) -> ExtensibleLoad:
     """``BrokerLoadData`` and top-k bundles as the extensible reporter would publish them for these brokers.
-    ``topics`` (broker → its topic count, :func:`topic_counts`) spares counting them again for the same reports."""
+    ``topics`` (broker → its topic count, :func:`topic_counts`) spares counting them again for the same reports;
+    ``isolation`` (``selection.IsolationPolicy`` list) and ``domains`` (broker → failure domain) are the cluster's
+    policies, which the broker filters of ``isTransferable`` read with the anti-affinity ``groups``."""
     state = state or DerivedLoadState()
     k = config.get_int("loadBalancerMaxNumberOfBundlesInBundleLoadReport")
-    with_policies = {ns for ns, g in (groups or {}).items() if g}
+    groups, isolation = dict(groups or {}), list(isolation or [])
+    named = set(groups)
+    if isolation:  # the namespaces an isolation policy may match: those of the reported bundles
+        named |= {namespace_of(b) for r in reports.values() for b in (r.get("lastStats") or {})}
+    with_policies = {ns for ns in named if has_policies(ns, groups, isolation)}
     brokers, last_stats = {}, {}
     for b, r in reports.items():
         stats = last_stats[b] = r.get("lastStats") or {}
@@ -169,7 +191,8 @@ def derive_from_modular(reports: Mapping[str, dict], config: PulsarConfig, now_m
             brokers[b] = stored
     return ExtensibleLoad(brokers, TopBundles(last_stats, k, with_policies, config), list(reports),
                           owners if owners is not None else {}, with_policies,
-                          source="derived from the modular LocalBrokerData")
+                          source="derived from the modular LocalBrokerData", isolation=isolation, groups=groups,
+                          broker_domain=dict(domains or {}))
 
 
 def topic_counts(reports: Mapping[str, dict]) -> dict[str, int]:

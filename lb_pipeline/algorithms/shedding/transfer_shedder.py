@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from lb_pipeline.algorithms.shedding import extensible_filters
 from lb_pipeline.algorithms.shedding.common import SheddingResult, Skip, Unload, namespace_of
 from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad, sheds_with_policies
 from lb_pipeline.model.config import PulsarConfig
@@ -244,14 +245,19 @@ class TransferShedder:
 
     @staticmethod
     def _transferable(load: ExtensibleLoad, config: PulsarConfig, bundle: str, src: str, dst: str) -> bool:
-        """``isTransferable``: the policies gate; then the destination must be an available broker and some broker
-        other than the source must remain. Without cluster policies (``policies_known`` false: Pulsar's unit-test
-        mode, no PulsarService) everything is transferable."""
+        """``isTransferable``: the policies gate; then the broker filter pipeline over the available brokers
+        (``extensible_filters``): the destination must be among those it keeps, and some broker other than the
+        source must remain. Without cluster policies (``policies_known`` false: Pulsar's unit-test mode, no
+        PulsarService) everything is transferable."""
         if not load.policies_known:
             return True
         if not sheds_with_policies(namespace_of(bundle), load.namespaces_with_policies, config):
             return False
-        if dst not in load.available:
+        try:
+            kept = extensible_filters.candidates(load, config, bundle)
+        except extensible_filters.FilterFailed:
             return False
-        others = set(load.available) - {src}
+        if dst not in kept:
+            return False
+        others = kept - {src}
         return dst in others if config.get_bool("loadBalancerTransferEnabled") else bool(others)

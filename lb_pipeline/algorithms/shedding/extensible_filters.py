@@ -1,0 +1,56 @@
+"""The extensible load manager's broker filter pipeline, as ``TransferShedder.isTransferable`` runs it on the
+available brokers for each bundle it considers moving (``ExtensibleLoadManagerImpl``: the constructor's three
+filters, then the two ``start()`` adds):
+
+1. ``BrokerLoadManagerClassFilter``: a broker whose lookup data names another load-manager class than the
+   configured one (none included: a broker older than the field) is no destination;
+2. ``BrokerMaxTopicCountFilter``: nor one whose ``BrokerLoadData`` counts ``loadBalancerBrokerMaxTopics`` topics or
+   more (a broker without load data counts 0);
+3. ``BrokerVersionFilter``: with ``preferLaterVersions``, only the brokers of the newest version stay;
+4. ``AntiAffinityGroupPolicyFilter``: the brokers (failure domains first, when enabled) holding the fewest
+   bundles of the bundle's anti-affinity group, counted over the service-unit channel's owned bundles;
+5. ``BrokerIsolationPoliciesFilter``: the brokers the namespace isolation policies allow the bundle on
+   (``applyNamespacePoliciesAsync`` with each broker's lookup data saying whether it serves persistent topics).
+
+Without lookup data (a what-if of a modular cluster on the extensible load manager) every broker is taken to run
+the configured class and version. ``tests/test_conformance_policies.py`` holds it to Pulsar's own classes.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from lb_pipeline.algorithms import anti_affinity as aa
+from lb_pipeline.algorithms.shedding.frame import namespace_of
+from lb_pipeline.algorithms.shedding.selection import ClusterState, allowed_brokers, semver
+from lb_pipeline.model.config import PulsarConfig
+
+
+class FilterFailed(Exception):
+    """A filter's future failed (a version that does not parse): ``isTransferable`` answers false."""
+
+
+def candidates(load, config: PulsarConfig, bundle: str) -> set[str]:
+    """The available brokers of ``load`` (an ``ExtensibleLoad``) the pipeline keeps for ``bundle``."""
+    kept = list(load.available)
+    lookup = load.lookup
+    if lookup is not None and kept:
+        wanted = config["loadManagerClassName"]
+        kept = [b for b in kept if (lookup.get(b) or {}).get("loadManagerClassName") == wanted]
+    limit = config.get_int("loadBalancerBrokerMaxTopics")
+    kept = [b for b in kept if int((load.brokers.get(b) or {}).get("topics", 0) or 0) < limit]
+    if lookup is not None and kept and config.get_bool("preferLaterVersions"):
+        try:
+            versions = {b: semver((lookup.get(b) or {}).get("brokerVersion")) for b in kept}
+        except ValueError as exc:
+            raise FilterFailed(str(exc)) from None
+        latest = max(v[:4] for v in versions.values())
+        kept = [b for b in kept if versions[b][:4] == latest]
+    ns = namespace_of(bundle)
+    if kept:
+        counts = aa.owned_counts_extensible(ns, load.owned if load.owned is not None else load.owners, load.groups)
+        kept = aa.filter_candidates(kept, counts, load.broker_domain, config.get_bool("failureDomainsEnabled"))
+    policy = next((p for p in load.isolation if p.matches(ns)), None)
+    serving = SimpleNamespace(brokers={b: {"persistentTopicsEnabled": (lookup or {}).get(b, {}).get(
+        "persistentTopicsEnabled", True)} for b in kept})
+    return set(allowed_brokers(policy, serving, ClusterState(kept, load.isolation)))
