@@ -53,8 +53,8 @@ def same(a: float, b: float | str) -> bool:
 def test_the_suite_covers_at_least_1000_inputs_and_every_family():
     counts = {name: len(answers(name)) for name in ("shedders-4.0.8", "shedders-4.0.7", "placement-4.0.8",
                                                      "transfer-4.0.8", "splits-4.0.8", "hashing-4.0.8",
-                                                     "triggers-4.0.8", "extensible-triggers-4.0.8", "policies-4.0.8", "transfer-policies-4.0.8",
-                                                     "java-orders")}
+                                                     "triggers-4.0.8", "extensible-triggers-4.0.8", "policies-4.0.8",
+                                                     "transfer-policies-4.0.8", "java-orders")}
     assert sum(counts.values()) >= 1000 and all(counts.values()), counts
     strategies = {regenerate(r, shedder_case)["strategy"] for r in answers("shedders-4.0.8")[:8]}
     assert strategies == set(MODULAR_STRATEGIES)
