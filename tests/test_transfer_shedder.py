@@ -149,3 +149,25 @@ def test_a_transfer_the_anti_affinity_filter_would_refuse_is_not_made():
     load.owned = {**owned, "t/x/0x00000000_0x00000001": "b:8080"}  # b holds fewer of the group: b is a destination
     assert {(u.broker, u.destination) for u in TransferShedder().find_bundles_for_unloading(load, config, NOW).unloads} \
         == {("a:8080", "b:8080")}
+
+
+def test_an_orphaned_bundle_is_assigned_as_the_extensible_leader_assigns_it():
+    """ExtensibleLoadManagerImpl.selectAsync: the broker filters (isolation, anti-affinity), then the least
+    weightedMaxEMA the brokers last wrote (within the usage-difference band, at random among the best)."""
+    import random
+
+    from lb_pipeline.algorithms.shedding.common import LoadData
+    from lb_pipeline.algorithms.shedding.extensible_filters import ExtensiblePlacement
+    from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
+
+    store = {"a:8080": bld(0.9, MB), "b:8080": bld(0.2, MB), "c:8080": bld(0.1, MB)}
+    placement = ExtensiblePlacement(lambda: store, random.Random(0))
+    iso = isolation_policies({"p": {"namespaces": ["t/iso"], "primary": ["a", "b"],
+                                    "auto_failover_policy": {"policy_type": "min_available",
+                                                             "parameters": {"min_limit": "1"}}}})
+    load = LoadData({"a:8080": {"bundles": []}, "b:8080": {"bundles": []}, "c:8080": {"bundles": ["t/y/0x0_0x1"]}})
+    state = ClusterState(list(store), iso, {"t/x": "g", "t/y": "g"})
+    assert placement.select("t/iso/0x0_0x1", load, PulsarConfig(), state) == "b:8080"  # its primaries only
+    assert placement.select("t/other/0x0_0x1", load, PulsarConfig(), state) == "c:8080"  # a, b are no one's shared
+    assert placement.select("t/x/0x0_0x1", load, PulsarConfig(), ClusterState(list(store), [], state.groups)) \
+        == "b:8080"  # c holds a bundle of the group

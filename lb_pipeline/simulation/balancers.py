@@ -9,7 +9,8 @@ places bundles left without an owner (their broker left or restarted):
   each cycle (``algorithms/shedding/logged_history.py``);
 * ``TransferShedder`` (extensible load manager) reads ``BrokerLoadData`` and top-k bundles derived from the
   simulated reports, as a migrating user's brokers would publish them; it picks destinations itself, and its
-  orphaned bundles go through ``LeastResourceUsageWithWeight``, the extensible manager's default selection;
+  orphaned bundles are assigned as ``ExtensibleLoadManagerImpl.selectAsync`` does (its broker filters, then the
+  extensible ``LeastResourceUsageWithWeight``);
 * ``no-balancing`` never unloads (ownership frozen at the first snapshot, orphans still placed);
 * ``as-recorded`` moves each bundle to the owner the next snapshot shows (the history the cluster really had).
 """
@@ -22,7 +23,7 @@ import random
 from lb_pipeline.algorithms.shedding.common import LoadData, Unload
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, STRATEGIES, ModularShedding
 from lb_pipeline.algorithms.shedding.logged_history import LoggedHistory
-from lb_pipeline.algorithms.shedding.placement import LeastResourceUsageWithWeight
+from lb_pipeline.algorithms.shedding.extensible_filters import ExtensiblePlacement
 from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
@@ -96,11 +97,16 @@ class Transfer(Balancer):
         self.seed, self.derived = seed, DerivedLoadState()  # each broker derives its own BrokerLoadData
         self.restart(None)
         self.notes = ["TransferShedder reads BrokerLoadData derived from the simulated LocalBrokerData; orphaned "
-                      "bundles are placed by LeastResourceUsageWithWeight"]
+                      "bundles are placed as the extensible load manager assigns them (its broker filters, then "
+                      "LeastResourceUsageWithWeight on that BrokerLoadData)"]
 
     def restart(self, config):
         self.shedder = TransferShedder()
-        self.placement = ModularPlacement(LeastResourceUsageWithWeight(rng=random.Random(self.seed)))
+        self.placement = ExtensiblePlacement(self._store, random.Random(self.seed))
+
+    def _store(self) -> dict[str, dict]:
+        """What each broker's reporter last wrote to the load data store."""
+        return {b: r.stored for b, r in self.derived.brokers.items() if r.stored is not None}
 
     def unloads(self, load, config, now_ms, state, view):
         ext = derive_from_modular(load.brokers, config, now_ms, self.derived, state.groups, view["owners"],

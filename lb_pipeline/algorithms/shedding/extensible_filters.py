@@ -22,6 +22,7 @@ from types import SimpleNamespace
 
 from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.frame import namespace_of
+from lb_pipeline.algorithms.shedding.placement import ExtensibleLeastResourceUsageWithWeight
 from lb_pipeline.algorithms.shedding.selection import ClusterState, allowed_brokers, semver
 from lb_pipeline.model.config import PulsarConfig
 
@@ -30,8 +31,11 @@ class FilterFailed(Exception):
     """A filter's future failed (a version that does not parse): ``isTransferable`` answers false."""
 
 
-def candidates(load, config: PulsarConfig, bundle: str) -> set[str]:
-    """The available brokers of ``load`` (an ``ExtensibleLoad``) the pipeline keeps for ``bundle``."""
+def candidates(load, config: PulsarConfig, bundle: str, bad_version: str = "raise") -> set[str]:
+    """The available brokers of ``load`` (an ``ExtensibleLoad``) the pipeline keeps for ``bundle``. A version that
+    does not parse fails the version filter: ``isTransferable`` then answers false (``bad_version="raise"``:
+    :class:`FilterFailed`), while ``selectAsync`` logs it and goes on with what the other filters kept
+    (``"skip"``)."""
     kept = list(load.available)
     lookup = load.lookup
     if lookup is not None and kept:
@@ -43,9 +47,12 @@ def candidates(load, config: PulsarConfig, bundle: str) -> set[str]:
         try:
             versions = {b: semver((lookup.get(b) or {}).get("brokerVersion")) for b in kept}
         except ValueError as exc:
-            raise FilterFailed(str(exc)) from None
-        latest = max(v[:4] for v in versions.values())
-        kept = [b for b in kept if versions[b][:4] == latest]
+            if bad_version == "raise":
+                raise FilterFailed(str(exc)) from None
+            versions = None
+        if versions is not None:
+            latest = max(v[:4] for v in versions.values())
+            kept = [b for b in kept if versions[b][:4] == latest]
     ns = namespace_of(bundle)
     if kept:
         counts = aa.owned_counts_extensible(ns, load.owned if load.owned is not None else load.owners, load.groups)
@@ -54,3 +61,30 @@ def candidates(load, config: PulsarConfig, bundle: str) -> set[str]:
     serving = SimpleNamespace(brokers={b: {"persistentTopicsEnabled": (lookup or {}).get(b, {}).get(
         "persistentTopicsEnabled", True)} for b in kept})
     return set(allowed_brokers(policy, serving, ClusterState(kept, load.isolation)))
+
+
+class ExtensiblePlacement:
+    """``ExtensibleLoadManagerImpl.selectAsync``: the available brokers through the pipeline above, then the
+    extensible ``LeastResourceUsageWithWeight`` on the ``weightedMaxEMA`` the load data store holds (``store()``:
+    broker → ``BrokerLoadData``, what each broker last wrote). Unlike the modular leader it preallocates nothing:
+    bundles placed in one moment all see the same store. The anti-affinity filter counts the bundles the brokers'
+    load reports list (the service-unit channel's owners)."""
+
+    def __init__(self, store, rng):
+        self.store, self.strategy = store, ExtensibleLeastResourceUsageWithWeight(rng=rng)
+
+    def new_cycle(self) -> None:
+        """Nothing carried from one cycle's placements to the next's."""
+
+    def select(self, bundle: str, load, config: PulsarConfig, state: ClusterState) -> str | None:
+        stored = self.store()
+        owned = {b: broker for broker, r in load.brokers.items() for b in (r.get("bundles") or ())}
+        ext = SimpleNamespace(available=list(state.available), brokers=stored, lookup=None, owned=owned, owners={},
+                              groups=state.groups, broker_domain=state.broker_domain, isolation=state.isolation)
+        kept = candidates(ext, config, bundle, bad_version="skip")
+        if not kept:
+            return None
+        ema = {b: float(d.get("weightedMaxEMA", 0.0)) for b, d in stored.items()}
+        return self.strategy.select([b for b in state.available if b in kept], ema, config)
+
+    assign = select
