@@ -1,5 +1,6 @@
 """lb_pipeline agrees exactly with released Pulsar (4.0.8, and 4.0.7 where it differs) on 2,990 random inputs (the
-split triggers' 1,200 more in ``test_conformance_triggers``).
+split triggers' 1,200 more in ``test_conformance_triggers``, the policy paths' 2,400 in
+``test_conformance_policies``).
 
 Pulsar's answers were produced by its own classes through ../shared/tools/pulsar-oracle and stored under
 tests/conformance/data (``make conformance`` rebuilds them); the inputs are regenerated here from the case ids.
@@ -54,7 +55,8 @@ def test_the_suite_covers_at_least_1000_inputs_and_every_family():
     counts = {name: len(answers(name)) for name in ("shedders-4.0.8", "shedders-4.0.7", "placement-4.0.8",
                                                      "transfer-4.0.8", "splits-4.0.8", "hashing-4.0.8",
                                                      "triggers-4.0.8", "extensible-triggers-4.0.8", "policies-4.0.8",
-                                                     "transfer-policies-4.0.8", "java-orders")}
+                                                     "policies-4.0.7", "transfer-policies-4.0.8",
+                                                     "transfer-policies-4.0.7", "java-orders")}
     assert sum(counts.values()) >= 1000 and all(counts.values()), counts
     strategies = {regenerate(r, shedder_case)["strategy"] for r in answers("shedders-4.0.8")[:8]}
     assert strategies == set(MODULAR_STRATEGIES)

@@ -1,7 +1,9 @@
-"""The policy paths of broker selection agree with released Pulsar (4.0.8) on 400 random clusters (1,200 bundles):
-which brokers the namespace isolation policies allow, which of them the anti-affinity filter keeps (the modular
-leader counts a group's namespaces per broker, the extensible one its owned bundles), and whether the
-anti-affinity check lets a bundle be unloaded.
+"""The policy paths of broker selection agree with released Pulsar (4.0.8 and 4.0.7) on 600 random clusters
+(1,800 bundles) each: which brokers the namespace isolation policies allow, which of them the anti-affinity filter
+keeps (the modular leader counts a group's namespaces per broker, the extensible one its owned bundles), whether
+the anti-affinity check lets a bundle be unloaded, and which brokers the modular leader's large-topic, class and
+version filters keep; and on 600 more, TransferShedder as the extensible leader runs it, every bundle through
+``isTransferable`` and its broker filter pipeline.
 
 Pulsar's answers come from its own ``LoadManagerShared`` and ``SimpleResourceAllocationPolicies`` reading the
 cases' policies from an in-memory metadata store (``tests/conformance/java/Policies.java``, ``make
@@ -9,11 +11,16 @@ conformance``); the inputs are regenerated here from the case ids (``cases_polic
 
 from __future__ import annotations
 
+import pytest
+
 from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.common import LoadData
-from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement, isolation_policies
+from lb_pipeline.algorithms.shedding.selection import (
+    ClusterState, ModularPlacement, broker_filters, isolation_policies,
+)
 from tests.conformance.cases_policies import policies_case
 from tests.conformance.stored import answers, regenerate
+from tests.test_conformance import PROFILES, config_of
 
 
 def _cluster(case: dict, domains: dict[str, str]) -> tuple[LoadData, ClusterState]:
@@ -21,23 +28,27 @@ def _cluster(case: dict, domains: dict[str, str]) -> tuple[LoadData, ClusterStat
     owned: dict[str, dict] = {}
     for bundle, broker in case["ownership"].items():
         owned.setdefault(broker, {})[bundle] = {}
-    reports = {b: {**flags, "lastStats": owned.get(b, {}), "bundles": list(owned.get(b, {}))}
-               for b, flags in case["lookup"].items()}
+    reports = {b: {**data, "lastStats": owned.get(b, {}), "bundles": list(owned.get(b, {}))}
+               for b, data in case["lookup"].items()}
     state = ClusterState(list(case["available"]), isolation_policies(case["isolation"]), dict(case["groups"]), domains)
     return LoadData(reports), state
 
 
-def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses():
-    rows = answers("policies-4.0.8")
-    assert len(rows) == 400
+RELEASES = pytest.mark.parametrize("release", ["4.0.8", "4.0.7"])
+
+
+@RELEASES
+def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses(release):
+    rows = answers(f"policies-{release}")
+    assert len(rows) == 600
     checked = 0
-    kinds = {"filtered": 0, "kept_from_unload": 0, "isolated": 0}
+    kinds = {"filtered": 0, "kept_from_unload": 0, "isolated": 0, "version_refused": 0}
     for row in rows:
         case = regenerate(row, policies_case)
         assert "error" not in row["pulsar"], row
         for query, theirs in zip(case["queries"], row["pulsar"]["queries"], strict=True):
             # as refreshBrokerToFailureDomainMap read them from the store: nothing unless failure domains are enabled
-            enabled = case["config"]["failureDomainsEnabled"] == "true"
+            enabled, config = case["config"]["failureDomainsEnabled"] == "true", config_of(case, PROFILES[release])
             domains = theirs["domains"]
             assert domains == ({b: d for d, brokers in case["domains"].items() for b in brokers} if enabled else {})
             load, state = _cluster(case, domains)
@@ -59,19 +70,28 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses():
                 theirs["should_unload_modular"], where
             assert aa.should_unload(current, allowed, ext) == theirs["should_unload_extensible"], where
 
+            filtered = placement._filter_topic_count(list(case["available"]), load, config)
+            try:
+                got = sorted(broker_filters(filtered, load, config))
+            except ValueError:
+                got = "error"
+            assert got == theirs["modular_filters"], where
+            kinds["version_refused"] += got == "error"
+
             kinds["filtered"] += len(kept) < len(case["available"])
             kinds["kept_from_unload"] += not theirs["should_unload_modular"]
             kinds["isolated"] += any(p.matches(ns) for p in state.isolation)
             checked += 1
-    assert checked == 1200
+    assert checked == 1800
     # the cases reach each path often enough to mean something
     assert all(n >= 50 for n in kinds.values()), kinds
 
 
-def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_does():
+@RELEASES
+def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_does(release):
     """TransferShedder in the extensible leader's mode (``TransferPolicies.java``): every bundle it considers goes
     through ``isTransferable``, the policies gate and the broker filter pipeline (class, topics, version,
-    anti-affinity, isolation); 400 cases, each cycle's decisions and skip reason compared exactly."""
+    anti-affinity, isolation); 600 cases, each cycle's decisions and skip reason compared exactly."""
     from dataclasses import replace
 
     from lb_pipeline.algorithms.shedding.transfer_inputs import has_policies
@@ -79,8 +99,8 @@ def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_do
     from tests.conformance.cases_policies import transfer_policies_case
     from tests.test_conformance import _extensible, shed_as_pulsar
 
-    rows = answers("transfer-policies-4.0.8")
-    assert len(rows) == 400
+    rows = answers(f"transfer-policies-{release}")
+    assert len(rows) == 600
     moved = blocked = 0
     for row in rows:
         case, theirs = regenerate(row, transfer_policies_case), row["pulsar"]
@@ -92,7 +112,8 @@ def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_do
         named = set(pol["groups"]) | {t["bundle"].rsplit("/", 1)[0] for ts in case["top_bundles"].values() for t in ts}
         shedder = TransferShedder()
         for call, t in zip(case["calls"], theirs["calls"], strict=True):
-            load, config = _extensible(case, call)
+            load, _ = _extensible(case, call)
+            config = config_of(case, PROFILES[release])
             load = replace(load, policies_known=True, lookup=pol["lookup"], isolation=isolation, groups=pol["groups"],
                            broker_domain=domains, owned=pol["owned"],
                            namespaces_with_policies={ns for ns in named if has_policies(ns, pol["groups"], isolation)})

@@ -13,8 +13,8 @@ import random
 
 STRATEGIES = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder")
 COUNTS = {"shedders": 1200, "placement": 240, "transfer": 360, "splits": 600, "hashing": 50, "triggers": 600,
-          "extensible-triggers": 600, "policies": 400,
-          "transfer-policies": 400}
+          "extensible-triggers": 600, "policies": 600,
+          "transfer-policies": 600}
 
 
 def broker_names(rnd: random.Random, n: int) -> list[str]:

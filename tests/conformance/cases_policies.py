@@ -1,7 +1,8 @@
 """Random clusters with namespace isolation policies, anti-affinity groups and failure domains, for Pulsar's policy
 paths of broker selection (``tests/conformance/java/Policies.java``): which brokers a bundle may go to under the
 isolation policies, which of them the anti-affinity filter keeps (counted as the modular and as the extensible
-leader count), and whether the anti-affinity check lets a bundle be unloaded.
+leader count), whether the anti-affinity check lets a bundle be unloaded, and which brokers the modular leader's
+large-topic, load-manager class and version filters keep.
 
 Group names include what Java compares unlike Python (``equalsIgnoreCase`` on ``ı``/``I``, ``ß``; blank and not
 blank under ``isBlank``: an em space is whitespace to Java, a no-break space is not); policy regexes match host
@@ -17,6 +18,8 @@ from tests.conformance.cases import broker_names
 
 NAMESPACES = ("t/a", "t/b", "t/c", "t/d", "iso/x", "iso/y")
 GROUPS = ("g1", "G1", "g2", "gı", "GI", "straße", "STRASSE", " g1 ", "", "   ", "\u2003", "\u00a0", "\u00a0g2")
+EXTENSIBLE = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 NS_PATTERNS = ("t/[ab]", "t/a.*", "iso/.*", "t/(a|c)", "iso/x", "t/.", ".*")
 
 
@@ -39,7 +42,10 @@ def policies_case(i: int) -> dict:
     rnd = random.Random(f"policies-{i}")
     pool = broker_names(rnd, rnd.randint(2, 8))
     hosts = sorted({_host(b) for b in pool})
-    lookup = {b: {"persistentTopicsEnabled": rnd.random() > 0.1, "nonPersistentTopicsEnabled": rnd.random() > 0.3}
+    lookup = {b: {"persistentTopicsEnabled": rnd.random() > 0.1, "nonPersistentTopicsEnabled": rnd.random() > 0.3,
+                  "loadManagerClassName": rnd.choice((MODULAR,) * 6 + (EXTENSIBLE, None)),
+                  "brokerVersionString": rnd.choice(("4.0.8", "4.0.8", "4.0.7", "4.1.0-SNAPSHOT", "4.0.8+build.1")),
+                  "numTopics": rnd.choice((0, 10, 100, 1000))}
               for b in pool if rnd.random() > 0.05}  # a broker without load data now and then
     available = [b for b in pool if rnd.random() > 0.15] or pool[:1]
     rnd.shuffle(available)
@@ -64,13 +70,12 @@ def policies_case(i: int) -> dict:
     queries = [{"bundle": f"{rnd.choice(NAMESPACES)}/0x00000000_0xffffffff", "current": rnd.choice(pool)}
                for _ in range(3)]
     return {"name": f"conformance-policies-{i:04d}",
-            "config": {"clusterName": "lbtest", "failureDomainsEnabled": str(rnd.random() < 0.6).lower()},
+            "config": {"clusterName": "lbtest", "failureDomainsEnabled": str(rnd.random() < 0.6).lower(),
+                       "preferLaterVersions": str(rnd.random() < 0.4).lower(),
+                       "loadBalancerBrokerMaxTopics": rnd.choice(("50000", "500", "50", "5"))},
             "available": available, "lookup": lookup, "isolation": isolation, "groups": groups, "domains": domains,
             "ownership": ownership, "queries": queries}
 
-
-EXTENSIBLE = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
-MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 
 
 def transfer_policies_case(i: int) -> dict:

@@ -185,7 +185,7 @@ class ModularPlacement:
         if config.get_bool("loadBalancerDistributeBundlesEvenlyEnabled") or ns == SYSTEM_NAMESPACE:
             cands = remove_most_servicing_brokers(ns, cands, self.ranges(load))
         try:
-            cands = _broker_filters(cands, load, config)
+            cands = broker_filters(cands, load, config)
         except ValueError:
             cands = list(base)
         if not cands:
@@ -269,7 +269,7 @@ def default_bundle_data() -> dict:
             "topics": 0}
 
 
-def _broker_filters(cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
+def broker_filters(cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
     """``BrokerLoadManagerClassFilter``, then ``BrokerVersionFilter`` with ``preferLaterVersions``: only the newest
     version stays. Raises ValueError as the version filter's ``BrokerFilterBadVersionException`` does; the caller
     then falls back to step 1's set.

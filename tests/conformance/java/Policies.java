@@ -22,6 +22,9 @@
 //     brokers, with the failure domains refreshBrokerToFailureDomainMap reads (sorted);
 //   "should_unload_modular" / "should_unload_extensible": shouldAntiAffinityNamespaceUnload with the isolation
 //     result as the candidates (ModularLoadManagerImpl.shouldAntiAffinityNamespaceUnload);
+//   "modular_filters": the modular leader's filterBrokersWithLargeTopicCount over the available brokers, then its
+//     BrokerLoadManagerClassFilter and BrokerVersionFilter on a LoadData of the brokers' LocalBrokerData
+//     (sorted; "error" where the version filter throws);
 //   "domains": the broker → failure domain map refreshed from the store.
 // Output: one line per case, {"case", "queries": [...]}.
 //
@@ -65,6 +68,11 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pulsar.broker.PulsarService;
 import org.apache.pulsar.broker.ServiceConfiguration;
+import org.apache.pulsar.broker.loadbalance.BrokerFilterException;
+import org.apache.pulsar.broker.loadbalance.LoadData;
+import org.apache.pulsar.policies.data.loadbalancer.BrokerData;
+import org.apache.pulsar.policies.data.loadbalancer.BundleData;
+import org.apache.pulsar.policies.data.loadbalancer.LocalBrokerData;
 import org.apache.pulsar.broker.loadbalance.LoadManager;
 import org.apache.pulsar.broker.loadbalance.extensions.BrokerRegistry;
 import org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl;
@@ -225,6 +233,12 @@ public class Policies {
         Map<String, String> domainOf = new HashMap<>();
         LoadManagerShared.refreshBrokerToFailureDomainMap(pulsar, domainOf);
         SimpleResourceAllocationPolicies policies = new SimpleResourceAllocationPolicies(pulsar);
+        LoadData loadData = new LoadData();  // the modular leader's: a LocalBrokerData per broker with load data
+        for (Iterator<Map.Entry<String, JsonNode>> it = lookup.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            loadData.getBrokerData().put(e.getKey(),
+                    new BrokerData(MAPPER.treeToValue(e.getValue(), LocalBrokerData.class)));
+        }
 
         ObjectNode out = MAPPER.createObjectNode();
         out.put("case", c.get("name").asText());
@@ -247,6 +261,20 @@ public class Policies {
                             new HashSet<>(allowed)));
             a.put("should_unload_extensible", LoadManagerShared.shouldAntiAffinityNamespaceUnload(namespace, bundle,
                     current, pulsar, channel, new HashSet<>(allowed)));
+            // the modular leader's selectBroker filters: large topic counts (preallocations none), then its pipeline
+            Set<String> filtered = new HashSet<>(available);
+            LoadManagerShared.filterBrokersWithLargeTopicCount(filtered, loadData,
+                    pulsar.conf.getLoadBalancerBrokerMaxTopics());
+            try {
+                for (org.apache.pulsar.broker.loadbalance.BrokerFilter filter : List.of(  // the modular ones
+                        new org.apache.pulsar.broker.loadbalance.impl.BrokerLoadManagerClassFilter(),
+                        new org.apache.pulsar.broker.loadbalance.impl.BrokerVersionFilter())) {
+                    filter.filter(filtered, new BundleData(), loadData, pulsar.conf);
+                }
+                a.set("modular_filters", sorted(filtered));
+            } catch (BrokerFilterException e) {
+                a.put("modular_filters", "error");
+            }
             ObjectNode domains = a.putObject("domains");
             new TreeMap<>(domainOf).forEach(domains::put);
         }
