@@ -15,9 +15,8 @@ import pytest
 
 from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.common import LoadData
-from lb_pipeline.algorithms.shedding.selection import (
-    ClusterState, ModularPlacement, broker_filters, isolation_policies,
-)
+from lb_pipeline.algorithms.shedding.isolation import isolation_policies
+from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement, broker_filters
 from tests.conformance.cases_policies import policies_case
 from tests.conformance.stored import answers, regenerate
 from tests.test_conformance import PROFILES, config_of

@@ -8,7 +8,8 @@ import pytest
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import ModularShedding
 from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate, RoundRobinBrokerSelector
-from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement, isolation_policies
+from lb_pipeline.algorithms.shedding.isolation import isolation_policies
+from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
 from lb_pipeline.model import regex
 from lb_pipeline.model.config import PulsarConfig
 from tests.test_shedders_modular import bdata, broker

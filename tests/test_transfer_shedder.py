@@ -158,7 +158,8 @@ def test_an_orphaned_bundle_is_assigned_as_the_extensible_leader_assigns_it():
 
     from lb_pipeline.algorithms.shedding.common import LoadData
     from lb_pipeline.algorithms.shedding.extensible_filters import ExtensiblePlacement
-    from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
+    from lb_pipeline.algorithms.shedding.isolation import isolation_policies
+    from lb_pipeline.algorithms.shedding.selection import ClusterState
 
     store = {"a:8080": bld(0.9, MB), "b:8080": bld(0.2, MB), "c:8080": bld(0.1, MB)}
     placement = ExtensiblePlacement(lambda: store, random.Random(0))

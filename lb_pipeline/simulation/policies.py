@@ -10,7 +10,8 @@ import bisect
 import json
 from dataclasses import dataclass, field
 
-from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
+from lb_pipeline.algorithms.shedding.isolation import isolation_policies
+from lb_pipeline.algorithms.shedding.selection import ClusterState
 
 
 @dataclass

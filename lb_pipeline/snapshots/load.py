@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
+from lb_pipeline.algorithms.shedding.isolation import isolation_policies
+from lb_pipeline.algorithms.shedding.selection import ClusterState
 from lb_pipeline.errors import InputError
 from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats.brokers import parse_bundle_data, parse_local_broker_data

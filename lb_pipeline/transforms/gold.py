@@ -19,7 +19,8 @@ from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
 from lb_pipeline.algorithms.shedding.held import held_cycles
 from lb_pipeline.algorithms.shedding.logged_history import LoggedHistory
-from lb_pipeline.algorithms.shedding.selection import ClusterState, isolation_policies
+from lb_pipeline.algorithms.shedding.isolation import isolation_policies
+from lb_pipeline.algorithms.shedding.selection import ClusterState
 from lb_pipeline.algorithms.shedding.transfer_inputs import DerivedLoadState, derive_from_modular, topic_counts
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.algorithms.shedding.warm_up import estimate_note

@@ -23,7 +23,8 @@ from types import SimpleNamespace
 from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.frame import namespace_of
 from lb_pipeline.algorithms.shedding.placement import ExtensibleLeastResourceUsageWithWeight
-from lb_pipeline.algorithms.shedding.selection import ClusterState, allowed_brokers, semver
+from lb_pipeline.algorithms.shedding.isolation import allowed_brokers
+from lb_pipeline.algorithms.shedding.selection import ClusterState, semver
 from lb_pipeline.model.config import PulsarConfig
 
 
