@@ -16,6 +16,7 @@ import pytest
 from lb_pipeline.algorithms import anti_affinity as aa
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.isolation import isolation_policies
+from lb_pipeline.algorithms.shedding.placement import RoundRobinBrokerSelector
 from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement, broker_filters
 from tests.conformance.cases_policies import policies_case
 from tests.conformance.stored import answers, regenerate
@@ -41,7 +42,8 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses(release):
     rows = answers(f"policies-{release}")
     assert len(rows) == 600
     checked = 0
-    kinds = {"filtered": 0, "kept_from_unload": 0, "isolated": 0, "version_refused": 0}
+    kinds = {"filtered": 0, "kept_from_unload": 0, "isolated": 0, "version_refused": 0, "assigned": 0,
+             "lookup_failed": 0}
     for row in rows:
         case = regenerate(row, policies_case)
         assert "error" not in row["pulsar"], row
@@ -76,11 +78,18 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses(release):
                 got = "error"
             assert got == theirs["modular_filters"], where
             kinds["version_refused"] += got == "error"
-
             kinds["filtered"] += len(kept) < len(case["available"])
             kinds["kept_from_unload"] += not theirs["should_unload_modular"]
             kinds["isolated"] += any(p.matches(ns) for p in state.isolation)
             checked += 1
+        # the whole selectBrokerForAssignment, one bundle after the other (round robin: deterministic picks)
+        load, state = _cluster(case, row["pulsar"]["queries"][0]["domains"])
+        leader = ModularPlacement(RoundRobinBrokerSelector())
+        picks = [leader.assign(bundle, load, config_of(case, PROFILES[release]), state) for bundle in case["assign"]]
+        # where Pulsar's lookup fails (a broker picked without load data), lb_pipeline places nothing
+        assert picks == [None if str(p).startswith("error") else p for p in row["pulsar"]["assigned"]], row["case"]
+        kinds["lookup_failed"] += sum(str(p).startswith("error") for p in row["pulsar"]["assigned"])
+        kinds["assigned"] += sum(p is not None for p in picks)
     assert checked == 1800
     # the cases reach each path often enough to mean something
     assert all(n >= 50 for n in kinds.values()), kinds

@@ -1,8 +1,9 @@
 """Random clusters with namespace isolation policies, anti-affinity groups and failure domains, for Pulsar's policy
 paths of broker selection (``tests/conformance/java/Policies.java``): which brokers a bundle may go to under the
 isolation policies, which of them the anti-affinity filter keeps (counted as the modular and as the extensible
-leader count), whether the anti-affinity check lets a bundle be unloaded, and which brokers the modular leader's
-large-topic, load-manager class and version filters keep.
+leader count), whether the anti-affinity check lets a bundle be unloaded, which brokers the modular leader's
+large-topic, load-manager class and version filters keep, and where its whole ``selectBrokerForAssignment`` puts a
+sequence of bundles (with the round-robin placement strategy, whose picks are deterministic).
 
 Group names include what Java compares unlike Python (``equalsIgnoreCase`` on ``ı``/``I``, ``ß``; blank and not
 blank under ``isBlank``: an em space is whitespace to Java, a no-break space is not); policy regexes match host
@@ -20,6 +21,7 @@ NAMESPACES = ("t/a", "t/b", "t/c", "t/d", "iso/x", "iso/y")
 GROUPS = ("g1", "G1", "g2", "gı", "GI", "straße", "STRASSE", " g1 ", "", "   ", "\u2003", "\u00a0", "\u00a0g2")
 EXTENSIBLE = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
+ROUND_ROBIN = "org.apache.pulsar.broker.loadbalance.impl.RoundRobinBrokerSelector"  # deterministic: picks compare
 NS_PATTERNS = ("t/[ab]", "t/a.*", "iso/.*", "t/(a|c)", "iso/x", "t/.", ".*")
 
 
@@ -45,7 +47,8 @@ def policies_case(i: int) -> dict:
     lookup = {b: {"persistentTopicsEnabled": rnd.random() > 0.1, "nonPersistentTopicsEnabled": rnd.random() > 0.3,
                   "loadManagerClassName": rnd.choice((MODULAR,) * 6 + (EXTENSIBLE, None)),
                   "brokerVersionString": rnd.choice(("4.0.8", "4.0.8", "4.0.7", "4.1.0-SNAPSHOT", "4.0.8+build.1")),
-                  "numTopics": rnd.choice((0, 10, 100, 1000))}
+                  "numTopics": rnd.choice((0, 10, 100, 1000)),
+                  "cpu": {"usage": rnd.choice((10.0, 50.0, 90.0, round(rnd.uniform(0, 100), 1))), "limit": 100.0}}
               for b in pool if rnd.random() > 0.05}  # a broker without load data now and then
     available = [b for b in pool if rnd.random() > 0.15] or pool[:1]
     rnd.shuffle(available)
@@ -69,12 +72,20 @@ def policies_case(i: int) -> dict:
         ownership[f"{ns}/0x{lo:08x}_0x{lo + (1 << 28) - 1:08x}"] = rnd.choice(pool)
     queries = [{"bundle": f"{rnd.choice(NAMESPACES)}/0x00000000_0xffffffff", "current": rnd.choice(pool)}
                for _ in range(3)]
+    # bundles the modular leader assigns one after the other (selectBrokerForAssignment, preallocations carried)
+    assign = []
+    for _ in range(rnd.randint(1, 6)):
+        lo = rnd.randrange(1 << 20) << 12
+        assign.append(f"{rnd.choice(NAMESPACES)}/0x{lo:08x}_0x{lo + 4095:08x}")
     return {"name": f"conformance-policies-{i:04d}",
             "config": {"clusterName": "lbtest", "failureDomainsEnabled": str(rnd.random() < 0.6).lower(),
                        "preferLaterVersions": str(rnd.random() < 0.4).lower(),
-                       "loadBalancerBrokerMaxTopics": rnd.choice(("50000", "500", "50", "5"))},
+                       "loadBalancerBrokerMaxTopics": rnd.choice(("50000", "500", "50", "5")),
+                       "loadBalancerLoadPlacementStrategy": ROUND_ROBIN,
+                       "loadBalancerDistributeBundlesEvenlyEnabled": str(rnd.random() < 0.5).lower(),
+                       "loadBalancerBrokerOverloadedThresholdPercentage": rnd.choice(("85", "40"))},
             "available": available, "lookup": lookup, "isolation": isolation, "groups": groups, "domains": domains,
-            "ownership": ownership, "queries": queries}
+            "ownership": ownership, "queries": queries, "assign": assign}
 
 
 

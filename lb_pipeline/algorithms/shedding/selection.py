@@ -131,26 +131,38 @@ class ModularPlacement:
         cands = aa.filter_candidates(cands, counts, state.broker_domain, config.get_bool("failureDomainsEnabled"))
         if config.get_bool("loadBalancerDistributeBundlesEvenlyEnabled") or ns == SYSTEM_NAMESPACE:
             cands = remove_most_servicing_brokers(ns, cands, self.ranges(load))
+        cands = class_filter(cands, load, config)
         try:
-            cands = broker_filters(cands, load, config)
-        except ValueError:
-            cands = list(base)
+            cands = version_filter(cands, load, config)
+        except ValueError:  # the brokers the policies allow, added back to what the class filter kept
+            cands = self._refill(cands, base)
         if not cands:
-            cands = list(base)
+            cands = self._refill(cands, base)
         pick = self._strategy_select(cands, bundle, load, config)
-        if pick is None:
+        if pick is None or pick not in load.brokers:
+            # an isolation policy's broker the leader has no load data of: Pulsar reads its report for the overload
+            # check below and the lookup fails (a NullPointerException), the bundle stays unassigned this time
             return None
         thr = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
         frame = load.frame(config)
-        if pick in frame.index and frame.weighted_max(weights_of(config))[frame.index[pick]] > thr:
-            again = self._strategy_select(list(base), bundle, load, config)
+        if frame.weighted_max(weights_of(config))[frame.index[pick]] > thr:
+            again = self._strategy_select(self._refill(cands, base), bundle, load, config)
             pick = again or pick
         return pick
+
+    def _refill(self, kept: list[str], base: list[str]) -> list[str]:
+        """``applyNamespacePolicies`` again into ``brokerCandidateCache`` without clearing it: what the filters kept
+        stays where it was in the set, the brokers they removed come back after it in their buckets (the order
+        round robin and the strategies' ties walk)."""
+        held = set(kept)
+        return self.candidate_set.order([*kept, *(b for b in base if b not in held)])
 
     def assign(self, bundle: str, load: LoadData, config: PulsarConfig, state: ClusterState) -> str | None:
         if bundle in self.preallocated_to:
             return self.preallocated_to[bundle]
         broker = self.select(bundle, load, config, state)
+        if broker is not None and broker not in load.brokers:
+            return None  # preallocateBundle reads the broker's load data: Pulsar's lookup fails, nothing is placed
         if broker is not None:
             self.preallocated.setdefault(broker, {})[bundle] = load.bundle_data.get(bundle) or default_bundle_data()
             self.preallocated_to[bundle] = broker
@@ -193,16 +205,23 @@ def default_bundle_data() -> dict:
 
 
 def broker_filters(cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
-    """``BrokerLoadManagerClassFilter``, then ``BrokerVersionFilter`` with ``preferLaterVersions``: only the newest
-    version stays. Raises ValueError as the version filter's ``BrokerFilterBadVersionException`` does; the caller
-    then falls back to step 1's set.
+    """The modular leader's filter pipeline: ``BrokerLoadManagerClassFilter``, then ``BrokerVersionFilter``. Raises
+    ValueError as the version filter's ``BrokerFilterBadVersionException`` does."""
+    return version_filter(class_filter(cands, load, config), load, config)
 
-    The class filter removes every broker of the ``LoadData`` whose report names another class than the configured
-    one, a report without a class name included (``Objects.equals(null, name)`` is false: a broker older than the
-    field, whose report Jackson wrote without it, during a rolling upgrade); a candidate the ``LoadData`` does not
-    hold stays (4.0.7 and 4.0.8 alike)."""
+
+def class_filter(cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
+    """``BrokerLoadManagerClassFilter``: removes every broker of the ``LoadData`` whose report names another class
+    than the configured one, a report without a class name included (``Objects.equals(null, name)`` is false: a
+    broker older than the field, whose report Jackson wrote without it, during a rolling upgrade); a candidate the
+    ``LoadData`` does not hold stays (4.0.7 and 4.0.8 alike)."""
     wanted = config["loadManagerClassName"]
-    cands = [b for b in cands if b not in load.brokers or (load.brokers[b] or {}).get("loadManagerClassName") == wanted]
+    return [b for b in cands if b not in load.brokers or (load.brokers[b] or {}).get("loadManagerClassName") == wanted]
+
+
+def version_filter(cands: list[str], load: LoadData, config: PulsarConfig) -> list[str]:
+    """``BrokerVersionFilter`` with ``preferLaterVersions``: only the newest version stays. Raises ValueError as its
+    ``BrokerFilterBadVersionException`` does; the caller then falls back to the policies' brokers."""
     if not config.get_bool("preferLaterVersions"):
         return cands
     if not cands:

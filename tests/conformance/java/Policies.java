@@ -26,7 +26,10 @@
 //     BrokerLoadManagerClassFilter and BrokerVersionFilter on a LoadData of the brokers' LocalBrokerData
 //     (sorted; "error" where the version filter throws);
 //   "domains": the broker → failure domain map refreshed from the store.
-// Output: one line per case, {"case", "queries": [...]}.
+// And "assigned": where ModularLoadManagerImpl.selectBrokerForAssignment puts the case's "assign" bundles one after
+// the other (a ModularLoadManagerImpl whose available brokers are the case's, initialize()'s fields set from the
+// case: its LoadData, policies, failure domains, bundle-range cache, filter pipeline and placement strategy).
+// Output: one line per case, {"case", "queries": [...], "assigned": [broker or null, ...]}.
 //
 // Family "transfer-policies" (a case with a "kind"): TransferShedder as the extensible leader runs it, with the
 // broker filter pipeline ExtensibleLoadManagerImpl builds (load-manager class, max topics, version, anti-affinity
@@ -74,6 +77,8 @@ import org.apache.pulsar.policies.data.loadbalancer.BrokerData;
 import org.apache.pulsar.policies.data.loadbalancer.BundleData;
 import org.apache.pulsar.policies.data.loadbalancer.LocalBrokerData;
 import org.apache.pulsar.broker.loadbalance.LoadManager;
+import org.apache.pulsar.broker.loadbalance.ModularLoadManagerStrategy;
+import org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl;
 import org.apache.pulsar.broker.loadbalance.extensions.BrokerRegistry;
 import org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl;
 import org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerWrapper;
@@ -154,6 +159,23 @@ public class Policies {
         Field f = owner.getDeclaredField(name);
         f.setAccessible(true);
         f.set(target, value);
+    }
+
+    static Object get(Object target, Class<?> owner, String name) throws Exception {
+        Field f = owner.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(target);
+    }
+
+    /** The modular leader, its available brokers given (it would list the brokers' locks in the metadata store). */
+    static class Leader extends ModularLoadManagerImpl {
+        final Set<String> available;
+
+        Leader(Set<String> available) {
+            this.available = available;
+        }
+
+        @Override public Set<String> getAvailableBrokers() { return available; }
     }
 
     static ServiceConfiguration config(JsonNode values) throws Exception {
@@ -278,6 +300,50 @@ public class Policies {
             ObjectNode domains = a.putObject("domains");
             new TreeMap<>(domainOf).forEach(domains::put);
         }
+        // the modular leader's whole selectBrokerForAssignment over a sequence of bundles, preallocations carried
+        NamespaceBundleFactory bundles = allocate(Factory.class);
+        set(bundles, NamespaceBundleFactory.class, "hashFunc", Hashing.crc32());
+        Leader leader = new Leader(available);
+        set(leader, ModularLoadManagerImpl.class, "pulsar", pulsar);
+        set(leader, ModularLoadManagerImpl.class, "pulsarResources", pulsar.resources);
+        set(leader, ModularLoadManagerImpl.class, "conf", pulsar.conf);
+        set(leader, ModularLoadManagerImpl.class, "policies", policies);
+        set(leader, ModularLoadManagerImpl.class, "placementStrategy", ModularLoadManagerStrategy.create(pulsar.conf));
+        set(leader, ModularLoadManagerImpl.class, "loadData", loadData);
+        @SuppressWarnings("unchecked")
+        Map<String, String> leaderDomains = (Map<String, String>) get(leader, ModularLoadManagerImpl.class,
+                "brokerToFailureDomainMap");
+        leaderDomains.putAll(domainOf);
+        @SuppressWarnings("unchecked")
+        List<Object> pipeline = (List<Object>) get(leader, ModularLoadManagerImpl.class, "filterPipeline");
+        pipeline.add(new org.apache.pulsar.broker.loadbalance.impl.BrokerLoadManagerClassFilter());  // initialize()'s
+        pipeline.add(new org.apache.pulsar.broker.loadbalance.impl.BrokerVersionFilter());
+        BundleRangeCache leaderRanges = (BundleRangeCache) get(leader, ModularLoadManagerImpl.class,
+                "brokerToNamespaceToBundleRange");
+        for (Iterator<Map.Entry<String, JsonNode>> it = c.path("ownership").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (lookup.has(e.getValue().asText())) {
+                leaderRanges.add(e.getValue().asText(), LoadManagerShared.getNamespaceNameFromBundleName(e.getKey()),
+                        LoadManagerShared.getBundleRangeFromBundleName(e.getKey()));
+            }
+        }
+        ArrayNode picks = out.putArray("assigned");
+        for (JsonNode b : c.path("assign")) {
+            String bundle = b.asText();
+            try {
+                Optional<String> pick = leader.selectBrokerForAssignment(bundles.getBundle(
+                        LoadManagerShared.getNamespaceNameFromBundleName(bundle),
+                        LoadManagerShared.getBundleRangeFromBundleName(bundle)));
+                if (pick.isPresent()) {
+                    picks.add(pick.get());
+                } else {
+                    picks.addNull();
+                }
+            } catch (RuntimeException e) {  // a broker picked without load data: its overload check throws
+                picks.add("error: " + e.getClass().getSimpleName());
+            }
+        }
+        ((java.util.concurrent.ExecutorService) get(leader, ModularLoadManagerImpl.class, "executors")).shutdownNow();
         store.close();
         return out;
     }
@@ -406,5 +472,7 @@ public class Policies {
             }
             answers.println(MAPPER.writeValueAsString(out));
         }
+        answers.flush();
+        System.exit(0);  // a case that threw may have left a store's or a load manager's threads behind
     }
 }
