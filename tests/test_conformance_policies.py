@@ -97,7 +97,7 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses(release):
 
 @RELEASES
 def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_does(release):
-    """TransferShedder in the extensible leader's mode (``TransferPolicies.java``): every bundle it considers goes
+    """TransferShedder in the extensible leader's mode (``Policies.java``, family transfer-policies): every bundle it considers goes
     through ``isTransferable``, the policies gate and the broker filter pipeline (class, topics, version,
     anti-affinity, isolation); 600 cases, each cycle's decisions and skip reason compared exactly."""
     from dataclasses import replace

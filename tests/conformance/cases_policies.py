@@ -91,7 +91,7 @@ def policies_case(i: int) -> dict:
 
 def transfer_policies_case(i: int) -> dict:
     """TransferShedder on the extensible leader, with the broker filter pipeline ``isTransferable`` runs
-    (``tests/conformance/java/TransferPolicies.java``): the oracle's transfer case, plus the cluster's policies and
+    (``tests/conformance/java/Policies.java``, family transfer-policies): the oracle's transfer case, plus the cluster's policies and
     each broker's lookup data (its load-manager class, version, the topics it serves)."""
     from tests.conformance.cases_extensible import _store, _transfer_config
 
