@@ -99,8 +99,12 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses(release):
 def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_does(release):
     """TransferShedder in the extensible leader's mode (``Policies.java``, family transfer-policies): every bundle it considers goes
     through ``isTransferable``, the policies gate and the broker filter pipeline (class, topics, version,
-    anti-affinity, isolation); 600 cases, each cycle's decisions and skip reason compared exactly."""
+    anti-affinity, isolation); 600 cases, each cycle's decisions and skip reason compared exactly; then where
+    ``ExtensibleLoadManagerImpl.selectAsync`` assigns 1 to 4 bundles on the last cycle's stores."""
+    import random
     from dataclasses import replace
+
+    from lb_pipeline.algorithms.shedding.extensible_filters import ExtensiblePlacement
 
     from lb_pipeline.algorithms.shedding.transfer_inputs import has_policies
     from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
@@ -109,7 +113,7 @@ def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_do
 
     rows = answers(f"transfer-policies-{release}")
     assert len(rows) == 600
-    moved = blocked = 0
+    moved = blocked = assigned = 0
     for row in rows:
         case, theirs = regenerate(row, transfer_policies_case), row["pulsar"]
         assert "error" not in theirs, row["case"]
@@ -128,4 +132,11 @@ def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_do
             result = shed_as_pulsar(shedder, load, config, case, call, t)
             moved += len(result.unloads)
             blocked += not result.unloads and any(s.reason == "NoBundles" for s in result.skips)
-    assert moved >= 100 and blocked >= 50, (moved, blocked)
+        # selectAsync on the last call's stores: Pulsar's pick (at random among the best) among lb_pipeline's best
+        placement = ExtensiblePlacement(lambda: load.brokers, random.Random(0), pol["lookup"], pol["owned"])
+        state = ClusterState(load.available, isolation, pol["groups"], domains)
+        for bundle, pick in zip(case["assign"], theirs["assigned"], strict=True):
+            best = placement.best(bundle, None, config, state)
+            assert (pick in best) if pick is not None else not best, (row["case"], bundle, pick, best)
+            assigned += pick is not None
+    assert moved >= 100 and blocked >= 50 and assigned >= 500, (moved, blocked, assigned)

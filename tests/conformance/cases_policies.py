@@ -137,8 +137,10 @@ def transfer_policies_case(i: int) -> dict:
             call["overrides"] = {"ownership": {"check_enabled": True, "not_owned": [
                 t["bundle"] for b in pool for t in tops[b] if rnd.random() < 0.2]}}
         calls.append(call)
+    assign = [f"{rnd.choice(namespaces)}/0x{(lo := rnd.randrange(1 << 20) << 12):08x}_0x{lo + 4095:08x}"
+              for _ in range(rnd.randint(1, 4))]  # bundles the extensible leader assigns (selectAsync)
     return {"name": f"conformance-transfer-policies-{i:04d}", "kind": "transfer_shedder", "now_ms": now_ms,
             "config": config, "brokers": data, "broker_order": pool, "top_bundles": tops,
             "available_brokers": [b for b in pool if rnd.random() < 0.95],
             "policies": {"isolation": isolation, "groups": groups, "domains": domains, "owned": owned,
-                         "lookup": lookup}, "calls": calls}
+                         "lookup": lookup}, "calls": calls, "assign": assign}

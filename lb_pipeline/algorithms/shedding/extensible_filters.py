@@ -71,21 +71,29 @@ class ExtensiblePlacement:
     bundles placed in one moment all see the same store. The anti-affinity filter counts the bundles the brokers'
     load reports list (the service-unit channel's owners)."""
 
-    def __init__(self, store, rng):
+    def __init__(self, store, rng, lookup: dict[str, dict] | None = None, owned: dict[str, str] | None = None):
         self.store, self.strategy = store, ExtensibleLeastResourceUsageWithWeight(rng=rng)
+        self.lookup, self.owned = lookup, owned  # each broker's lookup data; the channel's owners (None: the reports')
 
     def new_cycle(self) -> None:
         """Nothing carried from one cycle's placements to the next's."""
 
-    def select(self, bundle: str, load, config: PulsarConfig, state: ClusterState) -> str | None:
+    def best(self, bundle: str, load, config: PulsarConfig, state: ClusterState) -> list[str]:
+        """The brokers the strategy picks among at random (none: no broker passes the filters)."""
         stored = self.store()
-        owned = {b: broker for broker, r in load.brokers.items() for b in (r.get("bundles") or ())}
-        ext = SimpleNamespace(available=list(state.available), brokers=stored, lookup=None, owned=owned, owners={},
-                              groups=state.groups, broker_domain=state.broker_domain, isolation=state.isolation)
+        owned = self.owned if self.owned is not None else {
+            b: broker for broker, r in load.brokers.items() for b in (r.get("bundles") or ())}
+        ext = SimpleNamespace(available=list(state.available), brokers=stored, lookup=self.lookup, owned=owned,
+                              owners={}, groups=state.groups, broker_domain=state.broker_domain,
+                              isolation=state.isolation)
         kept = candidates(ext, config, bundle, bad_version="skip")
         if not kept:
-            return None
+            return []
         ema = {b: float(d.get("weightedMaxEMA", 0.0)) for b, d in stored.items()}
-        return self.strategy.select([b for b in state.available if b in kept], ema, config)
+        return self.strategy.best([b for b in state.available if b in kept], ema, config)
+
+    def select(self, bundle: str, load, config: PulsarConfig, state: ClusterState) -> str | None:
+        best = self.best(bundle, load, config, state)
+        return self.strategy.rng.choice(best) if best else None
 
     assign = select

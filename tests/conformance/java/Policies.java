@@ -40,8 +40,11 @@
 //                Owned entries the anti-affinity filter counts), "lookup": {broker: {"loadManagerClassName",
 //                "brokerVersion", "persistentTopicsEnabled", "nonPersistentTopicsEnabled"}} (BrokerLookupData)}
 // and its config may name clusterName, failureDomainsEnabled, loadManagerClassName, loadBalancerBrokerMaxTopics,
-// preferLaterVersions and loadBalancerSheddingBundlesWithPoliciesEnabled. Output: one line per case, {"case",
-// "calls": [{"index", "decisions", "skip_reason"}]}, as the oracle's transfer family writes them.
+// preferLaterVersions and loadBalancerSheddingBundlesWithPoliciesEnabled. Then ExtensibleLoadManagerImpl.selectAsync
+// assigns the case's "assign" bundles on the last call's stores and registry (the same filter pipeline, then the
+// extensible LeastResourceUsageWithWeight, which picks at random among its best brokers). Output: one line per case,
+// {"case", "calls": [{"index", "decisions", "skip_reason"}], "assigned": [broker or null, ...]}, the calls as the
+// oracle's transfer family writes them.
 //
 // A case that throws gives {"case", "error"}.
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -407,6 +410,7 @@ public class Policies {
         Method counters = oracle("counters", Object.class);
         Method skipReason = oracle("skipReason", Map.class, Map.class);
         Method resetLoadStats = oracle("resetLoadStats", Object.class);
+        AtomicReference<LoadManagerContext> lastContext = new AtomicReference<>();
         ObjectNode out = MAPPER.createObjectNode();
         out.put("case", c.get("name").asText());
         ArrayNode calls = out.putArray("calls");
@@ -423,6 +427,7 @@ public class Policies {
             notOwned.set(not);
             Object prepared = prepare.invoke(null, c, call, new ArrayList<String>());
             Object context = call(prepared, "context");
+            lastContext.set((LoadManagerContext) context);
             // the oracle's registry answers a map of placeholder lookup data: the case's take their place
             BrokerRegistry registry = ((LoadManagerContext) context).brokerRegistry();
             @SuppressWarnings("unchecked")
@@ -450,6 +455,25 @@ public class Policies {
                 o.putNull("skip_reason");
             } else {
                 o.put("skip_reason", skip.toString());
+            }
+        }
+        // ExtensibleLoadManagerImpl.selectAsync on the last call's stores and registry: where a bundle is assigned
+        ArrayNode assigned = out.putArray("assigned");
+        set(impl, ExtensibleLoadManagerImpl.class, "brokerRegistry", lastContext.get().brokerRegistry());
+        set(impl, ExtensibleLoadManagerImpl.class, "context", lastContext.get());
+        set(impl, ExtensibleLoadManagerImpl.class, "brokerFilterPipeline", filters);
+        set(impl, ExtensibleLoadManagerImpl.class, "brokerSelectionStrategy",
+                new org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight());
+        for (JsonNode b : c.path("assign")) {
+            String bundle = b.asText();
+            Optional<String> pick = impl.selectAsync(ns.factory.getBundle(
+                    LoadManagerShared.getNamespaceNameFromBundleName(bundle),
+                    LoadManagerShared.getBundleRangeFromBundleName(bundle)), Set.of(),
+                    org.apache.pulsar.broker.namespace.LookupOptions.builder().build()).get();
+            if (pick.isPresent()) {
+                assigned.add(pick.get());
+            } else {
+                assigned.addNull();
             }
         }
         store.close();
