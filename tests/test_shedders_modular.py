@@ -223,3 +223,24 @@ def test_a_placement_class_pulsar_does_not_ship_is_replayed_with_the_default_and
     assert "com.acme.pulsar.OurPlacement" in run.notes[0]
     with pytest.raises(ValueError, match="unknown placement strategy 'OurPlacement'"):  # asked for by name: refused
         ModularShedding.named("ThresholdShedder", config, placement="OurPlacement")
+
+
+def test_the_frame_reads_every_shape_of_short_term_average_as_the_leader_does():
+    """The frame's fast read of the short-term averages (floats, every field) agrees with ``short_term`` on the
+    shapes that take the slow one: no average (the default seed), a missing field (0), integers."""
+    import numpy as np
+
+    from lb_pipeline.algorithms.shedding.frame import build_frame, short_term
+
+    data = {"t/ns/0x00000000_0x40000000": {"shortTermData": {"msgRateIn": 1.5, "msgRateOut": 2.0,
+                                                             "msgThroughputIn": 10.0, "msgThroughputOut": 5.0}},
+            "t/ns/0x40000000_0x80000000": {},
+            "t/ns/0x80000000_0xc0000000": {"shortTermData": {"msgRateIn": 3.0, "msgThroughputIn": 7.0}},
+            "t/ns/0xc0000000_0xffffffff": {"shortTermData": {"msgRateIn": 4, "msgRateOut": 1,
+                                                             "msgThroughputIn": 2, "msgThroughputOut": 3}}}
+    frame = build_frame({"b:8080": {"bundles": list(data)}}, data, False)
+    for b, i in frame.position.items():
+        assert (frame.short_rate[i], frame.short_tput[i]) == short_term(data[b]), b
+    assert frame.short_rate.dtype == np.float64 and sorted(frame.owned[0].tolist()) == [0, 1, 2, 3]
+    again = build_frame({"b:8080": {"bundles": list(data)}}, {**data, "t/ns/0x00000000_0x40000000": {}}, False)
+    assert again.short_rate[again.position["t/ns/0x00000000_0x40000000"]] == 100.0  # same keys, new values

@@ -15,6 +15,7 @@ Stable sorts over positions then break ties exactly as Pulsar's stable sorts ove
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -98,20 +99,48 @@ def build_frame(brokers: dict[str, dict], bundle_data: dict[str, dict], skip_sys
     def col(key: str) -> np.ndarray:
         return np.array([float(r.get(key, 0.0) or 0.0) for r in reports], dtype=np.float64)
 
+    names, position, exact = _bundle_layout(tuple(bundle_data), skip_system_namespace)
+    rates, tputs = _short_terms(bundle_data, names)
+    owned, counts = [], []
+    for r in reports:
+        held = set(r.get("bundles") or ())
+        counts.append(len(held))
+        owned.append(np.asarray(sorted(position[b] for b in held if b in position), dtype=np.int64))
+    return LoadFrame(order, percents, col("msgRateIn"), col("msgRateOut"), col("msgThroughputIn"),
+                     col("msgThroughputOut"), np.array(counts, dtype=np.int64), names, rates, tputs, owned, position,
+                     exact)
+
+
+@lru_cache(maxsize=64)  # a replay's snapshots hold the same bundles cycle after cycle: their orders once
+def _bundle_layout(keys: tuple[str, ...], skip_system_namespace: bool) -> tuple[list[str], dict[str, int], bool]:
+    """(``getBundleDataForLoadShedding()`` order, bundle → position, whether the order is exact) of a ``BundleData``
+    map whose keys were inserted in this order. Read only: the frames of one key set share them."""
     excluded = is_system_namespace if skip_system_namespace else is_sla_or_heartbeat
-    kept = [b for b in concurrent_hash_map_order(bundle_data) if not excluded(namespace_of(b))]
+    kept = [b for b in concurrent_hash_map_order(keys) if not excluded(namespace_of(b))]
     copy = JavaHashMap()  # Collectors.toMap
     names = copy.order(kept)
-    position = {b: i for i, b in enumerate(names)}
-    terms = [short_term(bundle_data[b]) for b in names]
-    owned = []
-    for r in reports:
-        pos = sorted(position[b] for b in set(r.get("bundles") or ()) if b in position)
-        owned.append(np.asarray(pos, dtype=np.int64))
-    return LoadFrame(order, percents, col("msgRateIn"), col("msgRateOut"), col("msgThroughputIn"),
-                     col("msgThroughputOut"), np.array([len(set(r.get("bundles") or ())) for r in reports], dtype=np.int64),
-                     names, np.array([t[0] for t in terms], dtype=np.float64),
-                     np.array([t[1] for t in terms], dtype=np.float64), owned, position, copy.exact)
+    return names, {b: i for i, b in enumerate(names)}, copy.exact
+
+
+def _short_terms(bundle_data: dict[str, dict], names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(msg rate, throughput) in+out of each bundle's short-term average, in ``names`` order (``short_term``)."""
+    rates, tputs = [], []
+    add_rate, add_tput = rates.append, tputs.append
+    for b in names:
+        data = bundle_data[b]
+        try:  # the common shape: every field present, as floats
+            st = data["shortTermData"]
+            rate, tput = st["msgRateIn"] + st["msgRateOut"], st["msgThroughputIn"] + st["msgThroughputOut"]
+            if type(rate) is float and type(tput) is float:
+                add_rate(rate)
+                add_tput(tput)
+                continue
+        except (KeyError, TypeError):
+            pass
+        rate, tput = short_term(data)  # defaults for what is missing, conversions for what is not a float
+        add_rate(rate)
+        add_tput(tput)
+    return np.array(rates, dtype=np.float64), np.array(tputs, dtype=np.float64)
 
 
 def _percents(reports: list[dict], resource: str) -> np.ndarray:
