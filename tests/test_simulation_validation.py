@@ -144,7 +144,7 @@ def test_the_lost_brokers_bundles_are_scored_where_the_record_has_them_owned_aga
 
     import numpy as np
 
-    from lb_pipeline.simulation.real_validation import placements
+    from lb_pipeline.simulation.orphan_placements import placements
 
     brokers = ["a:8080", "b:8081", "c:8082"]
     bundles = ["lb/ns/0x00_0x40", "lb/ns/0x40_0x80", "lb/ns/0x80_0xc0", "lb/ns/0xc0_0xff", "pulsar/lbtest/c:8082/0x0_0xf"]

@@ -25,14 +25,12 @@ the leader's log.
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from lb_pipeline.model.load_manager import configured_strategy
-from lb_pipeline.model.names import is_sla_or_heartbeat
 from lb_pipeline.algorithms.shedding import logged_history
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.algorithms.shedding.warm_up import warm_up_cycles
@@ -40,6 +38,7 @@ from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.orphan_placements import placements
 from lb_pipeline.simulation.landing import read_history, read_leader
 from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages, stored_every
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
@@ -144,48 +143,6 @@ def warm_up(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, s
     out["settled_precision"] = sum(k in hit_sim for k in later) / len(later) if later else None
     out["settled_recall"] = sum(j in hit_log for j in logged_later) / len(logged_later) if logged_later else None
     return out
-
-
-def placements(history, placed: list[tuple[int, str, str]]) -> dict:
-    """Where the bundles of a broker that stopped went, against the loop's placement of them (``placed``: snapshot,
-    bundle, broker, each a bundle the loop placed on lookup). Of the bundles the record had on a broker at one
-    snapshot and the broker gone at the next: how many the record shows owned again (a lookup runs when a client
-    reconnects: a bundle nobody asks for stays unowned), and how many of those the loop placed, in that snapshot's
-    cycle, on the broker the record has them on. Which bundle goes where follows the order of the clients' lookups,
-    which no snapshot holds; what a loss scenario rests on is how many bundles and how much traffic each broker
-    takes: ``orphans_count_off`` is the re-owned bundles that would have to change broker for the loop's count per
-    broker to be the record's (half the sum of the differences, a bundle the loop did not place counted apart), and
-    ``orphans_traffic_off`` the same for their msg rate (in + out, at the snapshot before the loss), as a share of
-    it (None where nothing was re-owned)."""
-    loop = {(i, bundle): dest for i, bundle, dest in placed}
-    lost = owned = agree = 0
-    count_off = traffic_off = traffic = 0.0
-    for i in range(1, len(history.times)):
-        gone = [k for k in range(len(history.brokers)) if history.live[i - 1][k] and not history.live[i][k]]
-        recorded, simulated = Counter(), Counter()  # broker → (bundles, msg rate) of this loss
-        for n in np.flatnonzero(np.isin(history.owner[i - 1], gone)).tolist():
-            if is_sla_or_heartbeat(history.bundles[n].rsplit("/", 1)[0]):  # the broker's own: gone with it
-                continue
-            lost += 1
-            owner = int(history.owner[i][n])
-            if owner >= 0:
-                owned += 1
-                rate = float(history.traffic[i - 1][n][0] + history.traffic[i - 1][n][1])
-                there = loop.get((i, history.bundles[n]))
-                agree += there == history.brokers[owner]
-                for side, broker in ((recorded, history.brokers[owner]), (simulated, there)):
-                    side[(broker, "bundles")] += 1
-                    side[(broker, "rate")] += rate
-                traffic += rate
-        for key in recorded.keys() | simulated.keys():
-            off = abs(recorded[key] - simulated[key]) / 2
-            if key[1] == "bundles":
-                count_off += off
-            else:
-                traffic_off += off
-    return {"orphans_lost": lost, "orphans_reowned": owned, "orphans_agree": agree,
-            "orphans_count_off": int(round(count_off)),
-            "orphans_traffic_off": traffic_off / traffic if traffic > 0 else None}
 
 
 def validate_simulation(landing: str | Path, day: str, cluster: str | None = None, seed: int = 0,

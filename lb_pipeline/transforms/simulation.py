@@ -60,7 +60,7 @@ VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_
               "warm_up_cycles int, warming_up int, warming_up_matched int, settled_precision double, "
               "settled_recall double, "
               # the bundles of brokers that stopped, owned again by the next snapshot, and the loop's on that broker;
-              # how far its count and msg rate per broker were from the record's (real_validation.placements)
+              # how far its count and msg rate per broker were from the record's (simulation.orphan_placements)
               "orphans_lost int, orphans_reowned int, orphans_agree int, orphans_count_off int, "
               "orphans_traffic_off double")
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}, {VALIDATION}"

@@ -25,6 +25,7 @@ from lb_pipeline.algorithms.shedding.frame import namespace_of
 from lb_pipeline.algorithms.shedding.placement import ExtensibleLeastResourceUsageWithWeight
 from lb_pipeline.algorithms.shedding.isolation import allowed_brokers
 from lb_pipeline.algorithms.shedding.selection import ClusterState, semver
+from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad
 from lb_pipeline.model.config import PulsarConfig
 
 
@@ -83,9 +84,8 @@ class ExtensiblePlacement:
         stored = self.store()
         owned = self.owned if self.owned is not None else {
             b: broker for broker, r in load.brokers.items() for b in (r.get("bundles") or ())}
-        ext = SimpleNamespace(available=list(state.available), brokers=stored, lookup=self.lookup, owned=owned,
-                              owners={}, groups=state.groups, broker_domain=state.broker_domain,
-                              isolation=state.isolation)
+        ext = ExtensibleLoad(stored, {}, list(state.available), lookup=self.lookup, isolation=state.isolation,
+                             groups=state.groups, broker_domain=state.broker_domain, owned=owned)
         kept = candidates(ext, config, bundle, bad_version="skip")
         if not kept:
             return []
