@@ -6,10 +6,12 @@ replay cycle (strategy + Pulsar's placement path) on one snapshot of the M prese
 Input: 60 brokers with 2-166 bundles each (about 5,000 bundles; Pareto traffic, some recently unloaded
 bundles), one cycle per strategy, written as the oracle's JSON under benchmarks/.data/. Both sides time only
 ``findBundlesForUnloading`` (Pulsar builds its LoadData objects beforehand, lb_pipeline its LoadFrame), median
-over the iterations, fresh strategy each time; the frame is timed beside them, and the last column counts it
-(what a nightly replay's cycle costs, where Pulsar's leader has its LoadData already). The oracle is built by
-``make conformance`` (or pass its jar); without Java the Python figures print alone. Target (issue 16): every
-strategy at least 5x faster than Java.
+over the iterations, fresh strategy each time; the frames are timed beside them and the last columns count them:
+"frame", built from a snapshot's JSON (a nightly replay's cycle; Pulsar's leader has its LoadData already), and "run
+frame", built from a simulation run's own arrays (the bundles' orders once per snapshot, the cycle's averages, usage
+and ownership read as arrays), whose strategy must unload exactly what it unloads from the JSON. The oracle is built by
+``make conformance`` (or pass its jar); without Java the Python figures print alone. Target (issues 16 and 59): every
+strategy's whole cycle in a run, frame counted, at least 5x faster than Java.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
 
 from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES, ModularShedding
@@ -30,6 +35,7 @@ from lb_pipeline.algorithms.shedding.frame import build_frame
 from lb_pipeline.algorithms.shedding.transfer_inputs import derive_from_modular
 from lb_pipeline.algorithms.shedding.transfer_shedder import TransferShedder
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.simulation.leader_view import JSON_NAMES, RATES, BundleOrders, leader_load
 from lb_pipeline.snapshots.generate import generate
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs
 from lb_pipeline.snapshots.load import load_snapshot
@@ -98,6 +104,49 @@ def frame_median_us(case: dict, iterations: int) -> float:
     return statistics.median(times) * 1e6
 
 
+def run_frame_median_us(case: dict, iterations: int) -> tuple[float, float, bool]:
+    """The frame a simulation run's cycle builds from the run's own arrays (``simulation/leader_view.py``: the bundles'
+    hash orders computed once per snapshot, the per-cycle averages, usage and ownership read as arrays), on the same
+    input as the other columns: (median µs per cycle over ``iterations // 10`` builds after the first, ms to build the
+    cycle's ``LoadData`` views the leader keeps up to date in Pulsar and Java does not count either, whether the
+    strategy unloads exactly what it unloads from the JSON)."""
+    cy = case["cycles"][0]
+    config = PulsarConfig({k: str(v) for k, v in case["config"].items()})
+    brokers, bundles = list(cy["brokers"]), list(cy["bundleData"])
+    index = {b: n for n, b in enumerate(bundles)}
+    owner = np.full(len(bundles), -1, np.int64)
+    for k, b in enumerate(brokers):
+        owner[[index[x] for x in cy["brokers"][b]["bundles"]]] = k
+
+    def stats(key: str) -> np.ndarray:
+        return np.array([[cy["bundleData"][b][key][f] for f in RATES] for b in bundles], dtype=np.float64)
+
+    short, long_ = stats("shortTermData"), stats("longTermData")
+    per_broker = lambda keys, field=None: np.array(  # noqa: E731
+        [[(cy["brokers"][b][k][field] if field else cy["brokers"][b][k]) for k in keys] for b in brokers])
+    n = len(bundles)
+    h = SimpleNamespace(brokers=brokers, present=np.ones((1, n), bool), clients=np.zeros((1, n, 2)), meta={},
+                        topics=np.array([[cy["bundleData"][b]["topics"] for b in bundles]]),
+                        limits=per_broker(JSON_NAMES, "limit")[None])
+    t = time.perf_counter()
+    load = leader_load(h, 0, np.arange(len(brokers)), owner, short, per_broker(RATES), per_broker(JSON_NAMES, "usage"),
+                       (short, long_), (np.full(n, 10), np.full(n, 1000)), BundleOrders(bundles, index))
+    views = time.perf_counter() - t
+    load.recently_unloaded.update(cy["recentlyUnloadedBundles"])
+    skip = config.release.shed_skips_system_namespace
+    load.frame(config)  # the snapshot's orders, once per snapshot of a run
+    times = []
+    for _ in range(max(1, iterations // 10)):
+        t = time.perf_counter()
+        load.frame_builder(skip)
+        times.append(time.perf_counter() - t)
+    strategy = MODULAR_STRATEGIES[case["strategy"]]
+    same = (strategy().find_bundles_for_unloading(load, config).unloads ==
+            strategy().find_bundles_for_unloading(LoadData(cy["brokers"], cy["bundleData"], cy["recentlyUnloadedBundles"]),
+                                                  config).unloads)
+    return statistics.median(times) * 1e6, views * 1e3, same
+
+
 def java_median_us(jar: Path, path: Path, iterations: int) -> float | None:
     try:
         out = subprocess.run(["java", "-jar", str(jar), "bench", "shedders", str(path), str(iterations)],
@@ -143,18 +192,29 @@ def main() -> int:
     DATA.mkdir(parents=True, exist_ok=True)
     print(f"per-cycle findBundlesForUnloading, median of {args.iterations}; Java: {jar if jar.is_file() else 'not built'}")
     print(f"{'strategy':22} {'bundles':>7} {'unloads':>7} {'Python µs':>10} {'Java µs':>10} {'Java/Python':>11} "
-          f"{'frame µs':>9} {'Java/(frame+Python)':>20}")
+          f"{'frame µs':>9} {'Java/(frame+Python)':>20} {'run frame µs':>13} {'Java/(run frame+Python)':>24}")
+    differ = []
     for name in MODULAR_STRATEGIES:
         case = bench_case(name)
         path = DATA / f"bench-{name}.json"
         path.write_text(json.dumps(case))
         py, unloads, _ = python_median_us(case, args.iterations)
         frame = frame_median_us(case, args.iterations)
+        run_frame, views_ms, same = run_frame_median_us(case, args.iterations)
+        if not same:
+            differ.append(name)
         java = java_median_us(jar, path, args.iterations) if jar.is_file() else None
         n = len(case["cycles"][0]["bundleData"])
         ratio = f"{java / py:10.1f}x" if java else "         -"
         whole = f"{java / (frame + py):19.2f}x" if java else " " * 19 + "-"
-        print(f"{name:22} {n:7} {unloads:7} {py:10.0f} {java or float('nan'):10.0f} {ratio} {frame:9.0f} {whole}")
+        run = f"{java / (run_frame + py):23.2f}x" if java else " " * 23 + "-"
+        print(f"{name:22} {n:7} {unloads:7} {py:10.0f} {java or float('nan'):10.0f} {ratio} {frame:9.0f} {whole} "
+              f"{run_frame:13.0f} {run}")
+    print(f"frame: from the snapshot's JSON (a nightly replay's cycle); run frame: from a simulation run's arrays "
+          f"(orders once per snapshot); the run's LoadData views besides: {views_ms:.1f} ms, not counted, as Java's")
+    if differ:
+        print(f"ERROR: from the run's arrays {', '.join(differ)} unloaded other bundles than from the JSON", file=sys.stderr)
+        return 1
     if not args.skip_m:
         replay_cycle_on_m(args)
     return 0
