@@ -12,7 +12,8 @@ from lb_pipeline.transforms.config import per_cluster
 @dg.asset(key=["gold", "shedding_decisions"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
                                                     key("silver", "bundle_time_averages"), key("bronze", "ownership"),
                                                     key("bronze", "namespaces"), key("bronze", "config"),
-                                                    key("bronze", "failure_domains"), key("bronze", "lb_events")],
+                                                    key("bronze", "failure_domains"), key("bronze", "lb_events"),
+                                                    key("bronze", "topic_stats")],
           **options("shedding"))
 def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """What each of the five shedding strategies would unload at each snapshot, with state carried over."""
@@ -22,7 +23,8 @@ def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, 
                                  lk.read(s, "silver", "bundle_time_averages", day), lk.read(s, "bronze", "ownership", day),
                                  silver.layouts(lk.read(s, "bronze", "namespaces", day), lk.read(s, "bronze", "ownership", day)),
                                  lk.read(s, "bronze", "config", day), lk.read(s, "bronze", "failure_domains", day), configs,
-                                 events=lk.read(s, "bronze", "lb_events", day))
+                                 events=lk.read(s, "bronze", "lb_events", day),
+                                 topic_stats=lk.read(s, "bronze", "topic_stats", day))
     written, meta = write_table(s, lk, df, "gold", "shedding_decisions", day)
     meta["unloads_by_strategy"] = dg.MetadataValue.json(
         {r["strategy"]: r["count"] for r in written.groupBy("strategy").count().collect()})

@@ -50,7 +50,7 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
 
     context.log.info(f"simulating {len(runs(cfg.default))} runs per cluster")
     policies = sim.policy_rows(*(lk.read(s, "bronze", t, day) for t in ("ownership", "namespaces", "config",
-                                                                          "failure_domains")))
+                                                                          "failure_domains", "topic_stats")))
     result = sim.simulate_runs(s, lk.read(s, "bronze", "broker_reports", day), lk.read(s, "bronze", "bundle_reports", day),
                                lk.read(s, "gold", "load_model", day), policies, cfg, runs,
                                *(lk.read(s, "bronze", t, day) for t in ("topic_stats", "lb_events", "bundle_data",

@@ -189,3 +189,33 @@ def test_the_replays_read_isolation_policies_in_the_order_of_their_document(spar
 
     assert names(config) == ["zeta", "mid", "alpha"]
     assert names(config.drop("position")) == ["alpha", "mid", "zeta"]  # a lake written before the column: by name
+
+
+def test_the_replays_and_the_simulation_know_which_bundles_serve_non_persistent_topics(spark):
+    """Per snapshot, the bundles with a non-persistent topic (bronze topic rows), which the leader's lookup flags
+    ``hasNonPersistentTopic``: the shedding replay and the simulation place them as Pulsar does."""
+    from lb_pipeline.simulation.policies import Policies
+    from lb_pipeline.transforms.simulation import policy_rows
+
+    keys = "cluster string, snapshot_ts timestamp, snapshot_date string"
+    topics = spark.createDataFrame(
+        [("a", _at(h), "2026-01-15", bundle, f"{domain}://t/a/x{k}", domain)
+         for h in (1, 2) for k, (bundle, domain) in enumerate((("t/a/0x0_0x1", "persistent"),
+                                                               ("t/a/0x1_0x2", "non-persistent"),
+                                                               ("t/a/0x1_0x2", "persistent"),
+                                                               ("t/a/0x2_0x3", "non-persistent")))
+         if h == 1 or bundle != "t/a/0x2_0x3"],
+        f"{keys}, bundle string, topic string, domain string")
+    ownership = spark.createDataFrame([("a", _at(h), "2026-01-15", "t/a/0x0_0x1", "b:8080") for h in (1, 2)],
+                                      f"{keys}, bundle string, broker string")
+    namespaces = spark.createDataFrame([], f"{keys}, namespace string, anti_affinity_group string")
+    config = spark.createDataFrame([], f"{keys}, source string, key string, value string, position int")
+    domains = spark.createDataFrame([], f"{keys}, broker string, domain string")
+    rows = [r.asDict() for r in policy_rows(ownership, namespaces, config, domains, topics).orderBy("t_ms").collect()]
+    assert [json.loads(r["non_persistent"]) for r in rows] == [["t/a/0x1_0x2", "t/a/0x2_0x3"], ["t/a/0x1_0x2"]]
+    policies = Policies.from_rows(rows)
+    assert policies.state(["b:8080"], rows[0]["t_ms"]).non_persistent == {"t/a/0x1_0x2", "t/a/0x2_0x3"}
+    assert policies.state(["b:8080"], rows[1]["t_ms"] + 1).non_persistent == {"t/a/0x1_0x2"}
+    # without topic rows (a caller that has none): nothing flagged
+    bare = [r.asDict() for r in policy_rows(ownership, namespaces, config, domains).collect()]
+    assert "non_persistent" not in bare[0] and not Policies.from_rows(bare).state([], rows[1]["t_ms"]).non_persistent

@@ -2,14 +2,17 @@
 (1,800 bundles) each: which brokers the namespace isolation policies allow, which of them the anti-affinity filter
 keeps (the modular leader counts a group's namespaces per broker, the extensible one its owned bundles), whether
 the anti-affinity check lets a bundle be unloaded, and which brokers the modular leader's large-topic, class and
-version filters keep; and on 600 more, TransferShedder as the extensible leader runs it, every bundle through
-``isTransferable`` and its broker filter pipeline.
+version filters keep (bundles handed over by a lookup of a non-persistent topic among them); and on 600 more,
+TransferShedder as the extensible leader runs it, every bundle through ``isTransferable`` and its broker filter
+pipeline.
 
 Pulsar's answers come from its own ``LoadManagerShared`` and ``SimpleResourceAllocationPolicies`` reading the
 cases' policies from an in-memory metadata store (``tests/conformance/java/Policies.java``, ``make
 conformance``); the inputs are regenerated here from the case ids (``cases_policies``)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -30,7 +33,8 @@ def _cluster(case: dict, domains: dict[str, str]) -> tuple[LoadData, ClusterStat
         owned.setdefault(broker, {})[bundle] = {}
     reports = {b: {**data, "lastStats": owned.get(b, {}), "bundles": list(owned.get(b, {}))}
                for b, data in case["lookup"].items()}
-    state = ClusterState(list(case["available"]), isolation_policies(case["isolation"]), dict(case["groups"]), domains)
+    state = ClusterState(list(case["available"]), isolation_policies(case["isolation"]), dict(case["groups"]), domains,
+                         frozenset(case["non_persistent"]))
     return LoadData(reports), state
 
 
@@ -43,7 +47,7 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses(release):
     assert len(rows) == 600
     checked = 0
     kinds = {"filtered": 0, "kept_from_unload": 0, "isolated": 0, "version_refused": 0, "assigned": 0,
-             "lookup_failed": 0}
+             "lookup_failed": 0, "non_persistent": 0}
     for row in rows:
         case = regenerate(row, policies_case)
         assert "error" not in row["pulsar"], row
@@ -59,6 +63,9 @@ def test_isolation_and_anti_affinity_choose_the_brokers_pulsar_chooses(release):
 
             allowed = placement.namespace_policy_candidates(bundle, load, state)
             assert sorted(allowed) == theirs["isolation"], where
+            unflagged = ModularPlacement(strategy=None).namespace_policy_candidates(
+                bundle, load, replace(state, non_persistent=frozenset()))
+            kinds["non_persistent"] += sorted(unflagged) != theirs["isolation"]  # the flag changed Pulsar's answer
 
             counts = placement.anti_affinity_counts(ns, load, state)
             kept = aa.filter_candidates(case["available"], counts, domains, enabled)
@@ -102,7 +109,6 @@ def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_do
     anti-affinity, isolation); 600 cases, each cycle's decisions and skip reason compared exactly; then where
     ``ExtensibleLoadManagerImpl.selectAsync`` assigns 1 to 4 bundles on the last cycle's stores."""
     import random
-    from dataclasses import replace
 
     from lb_pipeline.algorithms.shedding.extensible_filters import ExtensiblePlacement
 
@@ -134,7 +140,7 @@ def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_do
             blocked += not result.unloads and any(s.reason == "NoBundles" for s in result.skips)
         # selectAsync on the last call's stores: Pulsar's pick (at random among the best) among lb_pipeline's best
         placement = ExtensiblePlacement(lambda: load.brokers, random.Random(0), pol["lookup"], pol["owned"])
-        state = ClusterState(load.available, isolation, pol["groups"], domains)
+        state = ClusterState(load.available, isolation, pol["groups"], domains, frozenset(case["non_persistent"]))
         for bundle, pick in zip(case["assign"], theirs["assigned"], strict=True):
             best = placement.best(bundle, None, config, state)
             assert (pick in best) if pick is not None else not best, (row["case"], bundle, pick, best)

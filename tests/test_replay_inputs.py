@@ -40,3 +40,40 @@ def test_the_replays_get_each_reports_last_stats_in_the_order_of_its_json_howeve
     # rows of a lake ingested before bronze kept the order: the order given
     legacy = shuffled.assign(report_position=None)
     assert list(ri.reports(report_row, legacy)[broker]["lastStats"]) == list(shuffled["bundle"])
+
+
+def test_a_bundle_serving_non_persistent_topics_is_placed_only_on_a_broker_that_serves_them():
+    """From the report's JSON through bronze's row to the replay's placement: a broker whose report says
+    ``nonPersistentTopicsEnabled: false`` takes no bundle the leader flagged ``hasNonPersistentTopic``, however idle
+    (``LoadManagerShared.applyNamespacePolicies``); other bundles it takes as before."""
+    from lb_pipeline.algorithms.shedding.common import LoadData
+    from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate
+    from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
+    from lb_pipeline.model.config import PulsarConfig
+
+    _, doc = _real_report()
+    rows = []
+    for broker, serves in (("idle:8080", False), ("busy:8080", None)):
+        report = {**doc, "cpu": {"usage": 10.0, "limit": 100.0}, "lastStats": {}, "bundles": []}
+        report.pop("nonPersistentTopicsEnabled")
+        if serves is not None:
+            report["nonPersistentTopicsEnabled"] = serves
+        (row,), problems, _, _ = brokers.parse_local_broker_data(report, broker)
+        assert not problems
+        rows.append(row)
+    assert [(r["persistent_topics_enabled"], r["non_persistent_topics_enabled"]) for r in rows] == \
+        [(True, False), (True, True)]  # as Jackson reads a report without the field: true
+    held = pd.DataFrame([{"broker": "busy:8080", "bundle": "t/other/0x00000000_0xffffffff", "msg_rate_in": 500.0,
+                          "msg_rate_out": 500.0, "msg_throughput_in": 0.0, "msg_throughput_out": 0.0,
+                          "consumer_count": 1, "producer_count": 1, "topics": 1, "report_position": 0}])
+    reports = ri.reports(pd.DataFrame(rows)[ri.BROKER], held)  # busy holds a bundle, idle none
+    assert reports["idle:8080"]["nonPersistentTopicsEnabled"] is False
+    load, config = LoadData(reports), PulsarConfig()
+    flagged, plain = "t/np/0x00000000_0x80000000", "t/np/0x80000000_0xffffffff"
+    state = ClusterState(list(reports), non_persistent=frozenset({flagged}))
+    assert ModularPlacement(LeastLongTermMessageRate()).assign(plain, load, config, state) == "idle:8080"
+    assert ModularPlacement(LeastLongTermMessageRate()).assign(flagged, load, config, state) == "busy:8080"
+    # a lake ingested before bronze kept the fields: Pulsar's defaults, every broker serves both
+    legacy = ri.reports(pd.DataFrame(rows)[ri.BROKER].assign(non_persistent_topics_enabled=None), held)
+    assert "nonPersistentTopicsEnabled" not in legacy["idle:8080"]
+    assert ModularPlacement(LeastLongTermMessageRate()).assign(flagged, LoadData(legacy), config, state) == "idle:8080"

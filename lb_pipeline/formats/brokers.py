@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from lb_pipeline.formats.values import (
-    FileProblem, Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, _snake, integer, num, text,
+    FileProblem, Problem, Row, RowProblem, _bundle_full_name, _kind, _obj, _rows, _snake, boolean, integer, num, text,
 )
 from lb_pipeline.model.usage import RESOURCES
+
+# bronze column → LocalBrokerData field: which topics a broker serves (enablePersistentTopics,
+# enableNonPersistentTopics); placement's isolation step leaves out a broker that does not serve a bundle's kind
+SERVES = {"persistent_topics_enabled": "persistentTopicsEnabled",
+          "non_persistent_topics_enabled": "nonPersistentTopicsEnabled"}
 
 
 def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem], list[Row], list[Problem]]:
@@ -37,6 +42,8 @@ def parse_local_broker_data(doc, broker: str) -> tuple[list[Row], list[Problem],
         row["start_timestamp_ms"] = integer(doc, "startTimestamp", "startTimestamp", required=False)
         row["broker_version"] = text(doc, "brokerVersionString", "brokerVersionString", required=False)
         row["load_manager"] = text(doc, "loadManagerClassName", "loadManagerClassName", required=False)
+        for column, k in SERVES.items():  # true where a report omits them, as Jackson reads LocalBrokerData
+            row[column] = boolean(doc, k, k, default=True)
         bundles = doc.get("bundles", [])
         if not isinstance(bundles, list) or not all(isinstance(b, str) for b in bundles):
             raise RowProblem("bundles", "expected an array of bundle names")

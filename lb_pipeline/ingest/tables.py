@@ -72,7 +72,8 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 "bandwidth_in_limit double, bandwidth_out_usage double, bandwidth_out_limit double, "
                 "msg_rate_in double, msg_rate_out double, msg_throughput_in double, msg_throughput_out double, "
                 "num_topics int, num_bundles int, num_consumers int, num_producers int, last_update_ms long, "
-                "start_timestamp_ms long, broker_version string, load_manager string, bundles array<string>",
+                "start_timestamp_ms long, broker_version string, load_manager string, bundles array<string>, "
+                "persistent_topics_enabled boolean, non_persistent_topics_enabled boolean",
                 _brokers),
     BronzeTable("bundle_reports", ("lb/brokers/*.json",),
                 "broker string, bundle string, namespace string, bundle_range string, msg_rate_in double, "

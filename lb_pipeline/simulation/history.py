@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from lb_pipeline.formats.brokers import SERVES
 from lb_pipeline.model.bundles import parse_range
 from lb_pipeline.simulation.load_model import RESOURCES
 
@@ -33,7 +34,7 @@ class History:
     limits: np.ndarray  # (S, B, 5) resource limits (RESOURCES order), last known carried forward
     usage: np.ndarray  # (S, B, 5) resource usage as reported (NaN when not reporting)
     start: np.ndarray  # (S, B) startTimestamp (ms), -1 when not reporting
-    meta: dict[str, dict]  # broker → brokerVersionString / loadManagerClassName
+    meta: dict[str, dict]  # broker → brokerVersionString / loadManagerClassName / which topics it serves
     bundles: list[str]  # every bundle seen, sorted
     present: np.ndarray  # (S, N) bool
     traffic: np.ndarray  # (S, N, 4) TRAFFIC
@@ -166,6 +167,10 @@ def build_history(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, ga
         start[s, b] = _long(r.start_timestamp_ms)
         meta[r.broker] = {k: v for k, v in (("brokerVersionString", r.broker_version),
                                             ("loadManagerClassName", r.load_manager)) if isinstance(v, str) and v}
+        for column, key in SERVES.items():  # which topics it serves, where the report said (placement reads them)
+            value = getattr(r, column, None)
+            if isinstance(value, (bool, np.bool_)):
+                meta[r.broker][key] = bool(value)
     limits = pd.DataFrame(limits.reshape(S, -1)).ffill().bfill().to_numpy().reshape(S, B, len(RESOURCES))
     bnames = sorted(bundles["bundle"].unique()) if not bundles.empty else []
     nix = {b: i for i, b in enumerate(bnames)}

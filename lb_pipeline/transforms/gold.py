@@ -81,7 +81,8 @@ def _replay_shedding(pdf: pd.DataFrame, configs: PulsarConfig | ClusterConfigs, 
         cycles, interval = windows[cluster][ts], clock.shedding_interval(config)
         anchor = leader_state.latest_anchor(anchor, ri.meta(snap, "cycle_anchor_ms", "null"), now)
         at = leader_state.next_cycle(anchor, now, interval * 60_000)  # the leader's cycle after the snapshot
-        state = ClusterState(list(reports), isolation_policies(isolation), groups, ri.meta(snap, "domains", "{}"))
+        state = ClusterState(list(reports), isolation_policies(isolation), groups, ri.meta(snap, "domains", "{}"),
+                             frozenset(ri.meta(snap, "non_persistent", "[]")))
         runs = {name: (lambda at, run=run: run.run_cycle(load, config, at, state)) for name, run in modular.items()}
         threshold = modular["ThresholdShedder"].strategy
         taken = logged.apply(threshold, at, ri.meta(snap, "logged_history", "[]"), ri.meta(snap, "elected_ms", "null"),
@@ -129,28 +130,40 @@ def ownership_and_groups(ownership: DataFrame, namespaces: DataFrame) -> DataFra
     return own.join(as_map(namespaces, "namespace", "anti_affinity_group", "groups"), KEYS, "full")
 
 
+def non_persistent_bundles(topic_stats: DataFrame) -> DataFrame:
+    """Per snapshot: the bundles serving a non-persistent topic, as a JSON array. A client looked such a topic up,
+    and the lookup flags the leader's bundle (``NamespaceBundle.hasNonPersistentTopic``, set by
+    ``findBundle`` and kept), so Pulsar places the bundle only on brokers serving non-persistent topics."""
+    return (topic_stats.where(F.col("domain") == "non-persistent").groupBy(*KEYS)
+            .agg(F.to_json(F.array_sort(F.collect_set("bundle"))).alias("non_persistent")))
+
+
 def cluster_policies(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame,
-                      failure_domains: DataFrame) -> DataFrame:
-    """Per snapshot: ownership, anti-affinity groups, isolation policies and failure domains, as JSON (small)."""
+                     failure_domains: DataFrame, topic_stats: DataFrame | None = None) -> DataFrame:
+    """Per snapshot: ownership, anti-affinity groups, isolation policies and failure domains, as JSON (small); with
+    ``topic_stats`` (bronze topic rows), the bundles serving non-persistent topics (``non_persistent_bundles``)."""
     isolation = config_rows.where(F.col("source") == ISOLATION_SOURCE)
     # in the document's order, which Pulsar matches namespaces in (a lake written before ``position``: by name)
     position = F.coalesce("position", F.lit(0)) if "position" in config_rows.columns else F.lit(0)
     ordered = F.array_sort(F.collect_list(F.struct(position.alias("p"), "key", "value")))
     in_order = isolation.groupBy(*KEYS).agg(F.to_json(F.map_from_entries(
         F.transform(ordered, lambda s: F.struct(s["key"], s["value"])))).alias("isolation"))
-    return (ownership_and_groups(ownership, namespaces)
-            .join(in_order, KEYS, "left")
-            .join(as_map(failure_domains, "broker", "domain", "domains"), KEYS, "left"))
+    out = (ownership_and_groups(ownership, namespaces)
+           .join(in_order, KEYS, "left")
+           .join(as_map(failure_domains, "broker", "domain", "domains"), KEYS, "left"))
+    return out if topic_stats is None else out.join(non_persistent_bundles(topic_stats), KEYS, "left")
 
 
 def shedding_decisions(broker_reports: DataFrame, bundle_reports: DataFrame, time_averages: DataFrame,
                        ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame, failure_domains: DataFrame,
-                       config: PulsarConfig | ClusterConfigs, seed: int = 0, events: DataFrame | None = None) -> DataFrame:
+                       config: PulsarConfig | ClusterConfigs, seed: int = 0, events: DataFrame | None = None,
+                       topic_stats: DataFrame | None = None) -> DataFrame:
     """Every shedding strategy replayed over the snapshots of each cluster, in time order, state carried over,
     destinations through Pulsar's placement path with the snapshot's isolation policies, groups and domains, under
     the cluster's own configuration. The grace period starts each snapshot from what the cluster unloaded:
-    ``events`` (``bronze/lb_events``) where its logs were collected, else its ownership changes (``grace_state``)."""
-    meta = cluster_policies(ownership, namespaces, config_rows, failure_domains)
+    ``events`` (``bronze/lb_events``) where its logs were collected, else its ownership changes (``grace_state``).
+    ``topic_stats`` (bronze topic rows) says which bundles serve non-persistent topics."""
+    meta = cluster_policies(ownership, namespaces, config_rows, failure_domains, topic_stats)
     if events is not None:
         meta = meta.join(gs.logged_unloads(events), KEYS, "left").join(leader_state.logged_history(events), KEYS, "left")
     tagged = ri.typed_inputs(broker_reports, bundle_reports, time_averages, meta)

@@ -32,7 +32,7 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
                               lake.read(spark, "bronze", "broker_reports", day))
     config = configs.of(chosen)
     rows = policy_rows(*(lake.read(spark, "bronze", t, day) for t in ("ownership", "namespaces", "config",
-                                                                      "failure_domains")))
+                                                                      "failure_domains", "topic_stats")))
     policies = Policies.from_rows(r.asDict() for r in rows.where(rows["cluster"] == chosen).collect())
     topics = split_topic_rows(bundle_rows, lake.read(spark, "bronze", "topic_stats", day), config, []).toPandas()
     brokers = brokers[brokers["cluster"] == chosen]

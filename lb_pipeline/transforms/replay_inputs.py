@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
+from lb_pipeline.formats.brokers import SERVES
 
 KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 RESOURCES = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
 _JSON_NAMES = {"cpu": "cpu", "memory": "memory", "direct_memory": "directMemory", "bandwidth_in": "bandwidthIn",
                "bandwidth_out": "bandwidthOut"}
 BROKER = ["broker", *(f"{k}_{x}" for k in RESOURCES for x in ("usage", "limit")), "msg_rate_in", "msg_rate_out",
-          "msg_throughput_in", "msg_throughput_out", "num_topics", "broker_version", "load_manager", "start_timestamp_ms"]
+          "msg_throughput_in", "msg_throughput_out", "num_topics", "broker_version", "load_manager", "start_timestamp_ms",
+          "persistent_topics_enabled", "non_persistent_topics_enabled"]
 BUNDLE = ["broker", "bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out",
           "consumer_count", "producer_count", "topics", "report_position"]
 AVERAGE = ["bundle", *(f"{p}_{c}" for p in ("short", "long") for c in ("num_samples", "msg_rate_in", "msg_rate_out",
@@ -50,6 +54,10 @@ def reports(brokers: pd.DataFrame, bundles: pd.DataFrame) -> dict[str, dict]:
             d["brokerVersionString"] = r.broker_version
         if r.load_manager:
             d["loadManagerClassName"] = r.load_manager
+        for column, key in SERVES.items():  # null in a lake ingested before bronze kept them: Pulsar's default
+            value = getattr(r, column, None)
+            if isinstance(value, (bool, np.bool_)):
+                d[key] = bool(value)
         out[r.broker] = d
     return out
 
@@ -81,8 +89,18 @@ def typed_inputs(broker_reports: DataFrame, bundle_reports: DataFrame, time_aver
                  meta: DataFrame) -> DataFrame:
     if "report_position" not in bundle_reports.columns:  # a lake ingested before bronze kept the JSON's order
         bundle_reports = bundle_reports.withColumn("report_position", F.lit(None).cast("int"))
+    broker_reports = with_serves(broker_reports)
     return kinds(broker=broker_reports.select(*KEYS, *BROKER), bundle=bundle_reports.select(*KEYS, *BUNDLE),
                  average=time_averages.select(*KEYS, *AVERAGE), meta=meta)
+
+
+def with_serves(broker_reports: DataFrame) -> DataFrame:
+    """Bronze broker rows with the columns of which topics a broker serves (null where a lake ingested before
+    bronze kept them)."""
+    for column in SERVES:
+        if column not in broker_reports.columns:
+            broker_reports = broker_reports.withColumn(column, F.lit(None).cast("boolean"))
+    return broker_reports
 
 
 def of_kind(pdf: pd.DataFrame, kind: str, columns: list[str]) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
+from lb_pipeline.transforms.replay_inputs import with_serves
 from lb_pipeline.transforms.simulation_slots import Runs, run_cost, runs_of, slot_plan, spread_keys
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, leader_averages, stored_every, written_at
@@ -68,7 +69,8 @@ VALIDATION_RUN = "closed-loop-vs-log"  # the run_id of a cluster's validation ro
 NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not be simulated, before the reason
 _TOTALS = {"unloads": "unloads_total", "placements": "placements_total", "reconnections": "reconnections_total"}
 _BROKER_COLS = ["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "start_timestamp_ms",
-                "last_update_ms", "broker_version", "load_manager",
+                "last_update_ms", "broker_version", "load_manager", "persistent_topics_enabled",
+                "non_persistent_topics_enabled",
                 *(f"{r}_{x}" for r in ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
                   for x in ("usage", "limit"))]
 _BUNDLE_COLS = ["bundle", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out", "producer_count",
@@ -88,11 +90,13 @@ def load_model(broker_reports: DataFrame) -> DataFrame:
 
 
 def policy_rows(ownership: DataFrame, namespaces: DataFrame, config_rows: DataFrame,
-                failure_domains: DataFrame) -> DataFrame:
-    """Per snapshot: anti-affinity groups, isolation policies and failure domains as JSON (small maps)."""
-    return (cluster_policies(ownership, namespaces, config_rows, failure_domains)
-            .select("cluster", "snapshot_ts", "snapshot_date", F.unix_millis("snapshot_ts").alias("t_ms"), "groups",
-                    "isolation", "domains"))
+                failure_domains: DataFrame, topic_stats: DataFrame | None = None) -> DataFrame:
+    """Per snapshot: anti-affinity groups, isolation policies and failure domains as JSON (small maps); with
+    ``topic_stats``, the bundles serving non-persistent topics (a JSON array)."""
+    rows = cluster_policies(ownership, namespaces, config_rows, failure_domains, topic_stats)
+    flagged = ["non_persistent"] if topic_stats is not None else []
+    return rows.select("cluster", "snapshot_ts", "snapshot_date", F.unix_millis("snapshot_ts").alias("t_ms"), "groups",
+                       "isolation", "domains", *flagged)
 
 
 def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot: int) -> pd.DataFrame:
@@ -218,7 +222,7 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     n = max(len(p) for p in plans.values())
     slots = spread_keys(spark, n) if n else []
     index = {k: i for i, k in enumerate(slots)}
-    rows = (broker_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BROKER_COLS)
+    rows = (with_serves(broker_reports).select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BROKER_COLS)
             .withColumn("kind", F.lit("broker"))
             .unionByName(bundle_reports.select("cluster", "snapshot_ts", "snapshot_date", "broker", *_BUNDLE_COLS)
                          .withColumn("kind", F.lit("bundle")), allowMissingColumns=True)

@@ -3,7 +3,9 @@ paths of broker selection (``tests/conformance/java/Policies.java``): which brok
 isolation policies, which of them the anti-affinity filter keeps (counted as the modular and as the extensible
 leader count), whether the anti-affinity check lets a bundle be unloaded, which brokers the modular leader's
 large-topic, load-manager class and version filters keep, and where its whole ``selectBrokerForAssignment`` puts a
-sequence of bundles (with the round-robin placement strategy, whose picks are deterministic).
+sequence of bundles (with the round-robin placement strategy, whose picks are deterministic). Some bundles come as
+a lookup of a non-persistent topic hands them over (``hasNonPersistentTopic``), which only brokers serving
+non-persistent topics may take.
 
 Group names include what Java compares unlike Python (``equalsIgnoreCase`` on ``ı``/``I``, ``ß``; blank and not
 blank under ``isBlank``: an em space is whitespace to Java, a no-break space is not); policy regexes match host
@@ -77,6 +79,9 @@ def policies_case(i: int) -> dict:
     for _ in range(rnd.randint(1, 6)):
         lo = rnd.randrange(1 << 20) << 12
         assign.append(f"{rnd.choice(NAMESPACES)}/0x{lo:08x}_0x{lo + 4095:08x}")
+    # bundles a client looked up through a non-persistent topic (the leader's NamespaceBundle flagged
+    # hasNonPersistentTopic): placed only on brokers that serve non-persistent topics
+    non_persistent = sorted({q["bundle"] for q in queries if rnd.random() < 0.4} | {b for b in assign if rnd.random() < 0.4})
     return {"name": f"conformance-policies-{i:04d}",
             "config": {"clusterName": "lbtest", "failureDomainsEnabled": str(rnd.random() < 0.6).lower(),
                        "preferLaterVersions": str(rnd.random() < 0.4).lower(),
@@ -85,7 +90,7 @@ def policies_case(i: int) -> dict:
                        "loadBalancerDistributeBundlesEvenlyEnabled": str(rnd.random() < 0.5).lower(),
                        "loadBalancerBrokerOverloadedThresholdPercentage": rnd.choice(("85", "40"))},
             "available": available, "lookup": lookup, "isolation": isolation, "groups": groups, "domains": domains,
-            "ownership": ownership, "queries": queries, "assign": assign}
+            "ownership": ownership, "queries": queries, "assign": assign, "non_persistent": non_persistent}
 
 
 
@@ -139,8 +144,9 @@ def transfer_policies_case(i: int) -> dict:
         calls.append(call)
     assign = [f"{rnd.choice(namespaces)}/0x{(lo := rnd.randrange(1 << 20) << 12):08x}_0x{lo + 4095:08x}"
               for _ in range(rnd.randint(1, 4))]  # bundles the extensible leader assigns (selectAsync)
+    non_persistent = sorted({b for b in assign if rnd.random() < 0.4})  # looked up through a non-persistent topic
     return {"name": f"conformance-transfer-policies-{i:04d}", "kind": "transfer_shedder", "now_ms": now_ms,
             "config": config, "brokers": data, "broker_order": pool, "top_bundles": tops,
             "available_brokers": [b for b in pool if rnd.random() < 0.95],
             "policies": {"isolation": isolation, "groups": groups, "domains": domains, "owned": owned,
-                         "lookup": lookup}, "calls": calls, "assign": assign}
+                         "lookup": lookup}, "calls": calls, "assign": assign, "non_persistent": non_persistent}

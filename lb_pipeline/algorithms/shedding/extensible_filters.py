@@ -28,6 +28,8 @@ from lb_pipeline.algorithms.shedding.selection import ClusterState, semver
 from lb_pipeline.algorithms.shedding.transfer_inputs import ExtensibleLoad
 from lb_pipeline.model.config import PulsarConfig
 
+SERVES = ("persistentTopicsEnabled", "nonPersistentTopicsEnabled")  # what a broker's lookup data says it serves
+
 
 class FilterFailed(Exception):
     """A filter's future failed (a version that does not parse): ``isTransferable`` answers false."""
@@ -60,9 +62,8 @@ def candidates(load, config: PulsarConfig, bundle: str, bad_version: str = "rais
         counts = aa.owned_counts_extensible(ns, load.owned if load.owned is not None else load.owners, load.groups)
         kept = aa.filter_candidates(kept, counts, load.broker_domain, config.get_bool("failureDomainsEnabled"))
     policy = next((p for p in load.isolation if p.matches(ns)), None)
-    serving = SimpleNamespace(brokers={b: {"persistentTopicsEnabled": (lookup or {}).get(b, {}).get(
-        "persistentTopicsEnabled", True)} for b in kept})
-    return set(allowed_brokers(policy, serving, ClusterState(kept, load.isolation)))
+    serving = SimpleNamespace(brokers={b: {k: (lookup or {}).get(b, {}).get(k, True) for k in SERVES} for b in kept})
+    return set(allowed_brokers(policy, serving, ClusterState(kept, load.isolation), bundle in load.non_persistent))
 
 
 class ExtensiblePlacement:
@@ -85,7 +86,8 @@ class ExtensiblePlacement:
         owned = self.owned if self.owned is not None else {
             b: broker for broker, r in load.brokers.items() for b in (r.get("bundles") or ())}
         ext = ExtensibleLoad(stored, {}, list(state.available), lookup=self.lookup, isolation=state.isolation,
-                             groups=state.groups, broker_domain=state.broker_domain, owned=owned)
+                             groups=state.groups, broker_domain=state.broker_domain, owned=owned,
+                             non_persistent=state.non_persistent)
         kept = candidates(ext, config, bundle, bad_version="skip")
         if not kept:
             return []

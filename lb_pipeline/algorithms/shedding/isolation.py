@@ -64,10 +64,12 @@ def isolation_policies(data: dict | None) -> list[IsolationPolicy]:
     return [IsolationPolicy.from_json(n, policy) for n, policy in data.items()]
 
 
-def allowed_brokers(policy: IsolationPolicy | None, load, state) -> list[str]:
+def allowed_brokers(policy: IsolationPolicy | None, load, state, non_persistent: bool = False) -> list[str]:
     """The available brokers ``applyNamespacePolicies`` keeps for a namespace under ``policy`` (None: no policy
     matches it), in the order of ``state.available`` (a ``ClusterState``); ``load.brokers``: each broker's report
-    or lookup data, whose ``persistentTopicsEnabled`` says whether it serves the bundle (none: it does not)."""
+    or lookup data. Without a policy a broker serves the bundle where its ``persistentTopicsEnabled`` says so, or,
+    for a bundle flagged ``hasNonPersistentTopic`` (``non_persistent``), its ``nonPersistentTopicsEnabled``
+    (a broker without either: it does not; both default to true in ``LocalBrokerData``)."""
     primaries, secondaries = [], []
     for broker in state.available:
         if ":" not in broker:
@@ -80,7 +82,8 @@ def allowed_brokers(policy: IsolationPolicy | None, load, state) -> list[str]:
                 secondaries.append(broker)
             continue
         report = load.brokers.get(broker)
-        if report is None or not report.get("persistentTopicsEnabled", True):
+        if report is None or not report.get("nonPersistentTopicsEnabled" if non_persistent else "persistentTopicsEnabled",
+                                            True):
             continue
         if not any(p.is_primary(host) for p in state.isolation):
             secondaries.append(broker)

@@ -49,6 +49,9 @@ class ClusterState:
     isolation: list[IsolationPolicy] = field(default_factory=list)
     groups: dict[str, str | None] = field(default_factory=dict)  # namespace → anti-affinity group
     broker_domain: dict[str, str] = field(default_factory=dict)  # broker → failure domain
+    # bundles the leader's lookup flagged ``hasNonPersistentTopic`` (a client looked up a non-persistent topic of it:
+    # placed only on brokers that serve non-persistent topics)
+    non_persistent: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -73,17 +76,18 @@ class ModularPlacement:
 
     # --- the pieces of the pipeline -------------------------------------------------------------------------
     def namespace_policy_candidates(self, bundle: str, load: LoadData, state: ClusterState) -> list[str]:
-        """``applyNamespacePolicies`` (a bundle looked up by name serves persistent topics). The brokers a policy
-        (or no policy) allows depend only on the brokers and their reports: worked out once per policy and cycle,
-        as placement asks for every bundle it places; the reused candidate set still orders each answer."""
+        """``applyNamespacePolicies`` (persistent or non-persistent topics as the bundle is flagged). The brokers a
+        policy (or no policy) allows depend only on the brokers and their reports: worked out once per policy, flag
+        and cycle, as placement asks for every bundle it places; the reused candidate set still orders each answer."""
         ns = namespace_of(bundle)
         policy = next((p for p in state.isolation if p.matches(ns)), None)
         if self._allowed[0] is not state or self._allowed[1] is not load.brokers:
             self._allowed = (state, load.brokers, {})
         allowed = self._allowed[2]
-        key = None if policy is None else policy.name
+        flagged = bundle in state.non_persistent
+        key = (None if policy is None else policy.name, flagged)
         if key not in allowed:
-            allowed[key] = allowed_brokers(policy, load, state)
+            allowed[key] = allowed_brokers(policy, load, state, flagged)
         return self.candidate_set.order(allowed[key])
 
     def ranges(self, load: LoadData) -> dict[str, dict[str, set[str]]]:

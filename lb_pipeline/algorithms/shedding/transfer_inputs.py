@@ -39,6 +39,7 @@ class ExtensibleLoad:
     groups: dict[str, str | None] = field(default_factory=dict)
     broker_domain: dict[str, str] = field(default_factory=dict)
     owned: dict[str, str] | None = None
+    non_persistent: frozenset[str] = frozenset()  # bundles flagged ``hasNonPersistentTopic`` (``ClusterState``)
 
 
 def has_policies(namespace: str, groups: Mapping[str, str | None], isolation) -> bool:

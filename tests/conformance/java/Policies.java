@@ -105,8 +105,8 @@ import org.apache.pulsar.broker.loadbalance.impl.LoadManagerShared;
 import org.apache.pulsar.broker.loadbalance.impl.SimpleResourceAllocationPolicies;
 import org.apache.pulsar.broker.namespace.NamespaceService;
 import org.apache.pulsar.broker.resources.PulsarResources;
+import org.apache.pulsar.common.naming.NamespaceBundle;
 import org.apache.pulsar.common.naming.NamespaceBundleFactory;
-import org.apache.pulsar.common.naming.NamespaceName;
 import org.apache.pulsar.common.util.FieldParser;
 import org.apache.pulsar.metadata.api.MetadataStore;
 import org.apache.pulsar.metadata.api.MetadataStoreConfig;
@@ -226,6 +226,15 @@ public class Policies {
         return out;
     }
 
+    /** The bundle as the leader's lookup hands it over: flagged hasNonPersistentTopic where the case names it (as
+     *  ConsistentHashingTopicBundleAssigner.findBundle flags it when a non-persistent topic is looked up). */
+    static NamespaceBundle bundle(NamespaceBundleFactory factory, String name, Set<String> nonPersistent) {
+        NamespaceBundle b = factory.getBundle(LoadManagerShared.getNamespaceNameFromBundleName(name),
+                LoadManagerShared.getBundleRangeFromBundleName(name));
+        b.setHasNonPersistentTopic(nonPersistent.contains(name));
+        return b;
+    }
+
     static ObjectNode run(JsonNode c) throws Exception {
         Pulsar pulsar = allocate(Pulsar.class);
         pulsar.conf = config(c.path("config"));
@@ -267,13 +276,18 @@ public class Policies {
 
         ObjectNode out = MAPPER.createObjectNode();
         out.put("case", c.get("name").asText());
+        NamespaceBundleFactory bundles = allocate(Factory.class);
+        set(bundles, NamespaceBundleFactory.class, "hashFunc", Hashing.crc32());
+        Set<String> nonPersistent = new HashSet<>();
+        c.path("non_persistent").forEach(b -> nonPersistent.add(b.asText()));
         ArrayNode answers = out.putArray("queries");
         for (JsonNode q : c.path("queries")) {
             String bundle = q.get("bundle").asText(), current = q.get("current").asText();
             String namespace = LoadManagerShared.getNamespaceNameFromBundleName(bundle);
             ObjectNode a = answers.addObject();
             Set<String> allowed = new HashSet<>();
-            LoadManagerShared.applyNamespacePolicies(NamespaceName.get(namespace), policies, allowed, available, topics);
+            LoadManagerShared.applyNamespacePolicies(bundle(bundles, bundle, nonPersistent), policies, allowed,
+                    available, topics);
             a.set("isolation", sorted(allowed));
             Set<String> modular = new HashSet<>(available);
             LoadManagerShared.filterAntiAffinityGroupOwnedBrokers(pulsar, bundle, modular, ranges, domainOf);
@@ -304,8 +318,6 @@ public class Policies {
             new TreeMap<>(domainOf).forEach(domains::put);
         }
         // the modular leader's whole selectBrokerForAssignment over a sequence of bundles, preallocations carried
-        NamespaceBundleFactory bundles = allocate(Factory.class);
-        set(bundles, NamespaceBundleFactory.class, "hashFunc", Hashing.crc32());
         Leader leader = new Leader(available);
         set(leader, ModularLoadManagerImpl.class, "pulsar", pulsar);
         set(leader, ModularLoadManagerImpl.class, "pulsarResources", pulsar.resources);
@@ -334,9 +346,7 @@ public class Policies {
         for (JsonNode b : c.path("assign")) {
             String bundle = b.asText();
             try {
-                Optional<String> pick = leader.selectBrokerForAssignment(bundles.getBundle(
-                        LoadManagerShared.getNamespaceNameFromBundleName(bundle),
-                        LoadManagerShared.getBundleRangeFromBundleName(bundle)));
+                Optional<String> pick = leader.selectBrokerForAssignment(bundle(bundles, bundle, nonPersistent));
                 if (pick.isPresent()) {
                     picks.add(pick.get());
                 } else {
@@ -459,6 +469,8 @@ public class Policies {
         }
         // ExtensibleLoadManagerImpl.selectAsync on the last call's stores and registry: where a bundle is assigned
         ArrayNode assigned = out.putArray("assigned");
+        Set<String> nonPersistent = new HashSet<>();
+        c.path("non_persistent").forEach(b -> nonPersistent.add(b.asText()));
         set(impl, ExtensibleLoadManagerImpl.class, "brokerRegistry", lastContext.get().brokerRegistry());
         set(impl, ExtensibleLoadManagerImpl.class, "context", lastContext.get());
         set(impl, ExtensibleLoadManagerImpl.class, "brokerFilterPipeline", filters);
@@ -466,9 +478,7 @@ public class Policies {
                 new org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight());
         for (JsonNode b : c.path("assign")) {
             String bundle = b.asText();
-            Optional<String> pick = impl.selectAsync(ns.factory.getBundle(
-                    LoadManagerShared.getNamespaceNameFromBundleName(bundle),
-                    LoadManagerShared.getBundleRangeFromBundleName(bundle)), Set.of(),
+            Optional<String> pick = impl.selectAsync(bundle(ns.factory, bundle, nonPersistent), Set.of(),
                     org.apache.pulsar.broker.namespace.LookupOptions.builder().build()).get();
             if (pick.isPresent()) {
                 assigned.add(pick.get());
