@@ -95,6 +95,37 @@ def test_a_bad_node_is_a_missing_part_named_by_node_and_the_rest_is_kept(source,
     assert not any(p.name == "etc" for p in tmp_path.rglob("*"))
 
 
+def test_the_bundles_resource_quotas_are_collected_named_by_bundle_and_land_in_bronze(source, tmp_path, spark):
+    """``/loadbalance/resource-quota/<tenant>/<ns>/<range>`` (an admin's ``resource-quotas set``): what the leader
+    starts a bundle's averages from without stored BundleData. The default quota and a node that names no bundle
+    are not bundle quotas; ingest lands each snapshot's quotas in ``bronze/resource_quotas``."""
+    from lb_pipeline.ingest.bronze import ingest_day
+    from lb_pipeline.spark.lake import Lake
+
+    fake = FakeCluster(source, {})
+    store = _store_of(fake)
+    quota = {"msgRateIn": 400.0, "msgRateOut": 80.0, "bandwidthIn": 9000.0, "bandwidthOut": 7000.0, "memory": 64.0,
+             "dynamic": False}
+    store.nodes["/loadbalance/resource-quota/default"] = json.dumps({**quota, "msgRateIn": 1.0}).encode()
+    store.nodes["/loadbalance/resource-quota/acme/orders/0x00000000_0x40000000"] = json.dumps(quota).encode()
+    store.nodes["/loadbalance/resource-quota/acme/orders/not-a-range!"] = b"{}"
+    try:
+        snap = collect(_client(fake), tmp_path / "landing", progress=False, store=store)
+    finally:
+        fake.close()
+    manifest = json.loads((snap / layout.MANIFEST).read_text())
+    assert manifest["collector"]["sources"]["lb/resource-quota"] == "metadata-store"
+    written = sorted(p.relative_to(snap).as_posix() for p in (snap / "lb" / "resource-quota").rglob("*.json"))
+    assert written == [layout.resource_quota("acme/orders/0x00000000_0x40000000")]
+    assert any("not-a-range" in k for k in manifest["collector"]["errors"])
+    assert [(f.field, "not-a-range" in f.message) for f in validate_snapshot(snap)] == [("complete", True)]
+    lake = Lake(str(tmp_path / "lake"))
+    ingest_day(spark, lake, str(snap.parent.parent), snap.name[:10], tables=["resource_quotas"])
+    (row,) = lake.read(spark, "bronze", "resource_quotas").collect()
+    assert (row.bundle, row.msg_rate_in, row.bandwidth_out, row.dynamic) == (
+        "acme/orders/0x00000000_0x40000000", 400.0, 7000.0, False)
+
+
 def test_the_leader_comes_from_the_store_when_the_admin_api_names_none():
     store = DictStore({"/loadbalance/leader": b'{"serviceUrl": "http://10.0.0.7:8080"}'})
     assert read_leader_inputs(store, []).leader == "10.0.0.7:8080"

@@ -146,3 +146,48 @@ def test_transfer_shedder_moves_only_what_its_broker_filters_let_it_as_pulsar_do
             assert (pick in best) if pick is not None else not best, (row["case"], bundle, pick, best)
             assigned += pick is not None
     assert moved >= 100 and blocked >= 50 and assigned >= 500, (moved, blocked, assigned)
+
+
+@RELEASES
+def test_a_bundle_the_leader_starts_averaging_starts_from_its_stored_data_else_its_quota_else_the_default(release):
+    """``getBundleDataOrDefault`` then the first sample, as ``updateBundleData`` treats a bundle it has no data of:
+    Pulsar's own ``ModularLoadManagerImpl`` on a metadata store holding the case's BundleData and ResourceQuota nodes
+    (``Policies.java``, "seeded"), against the simulation's ``BundleAverages`` (a quota: a full window of the quota's
+    rates, bandwidths as throughputs; none: the default seed the sample replaces) and, where the leader stored
+    BundleData, the update rule on it (``silver/bundle_time_averages`` takes the stored averages)."""
+    import numpy as np
+    import pandas as pd
+
+    from lb_pipeline.algorithms import time_average as ta
+    from lb_pipeline.simulation.bundle_averages import BundleAverages
+    from lb_pipeline.simulation.leader_averages import LeaderAverages, quota_values
+    from tests.conformance.cases_policies import STATS
+
+    kinds = {"stored": 0, "quota": 0, "default": 0}
+    for row in answers(f"policies-{release}"):
+        case = regenerate(row, policies_case)
+        for seed, theirs in zip(case["seeds"], row["pulsar"]["seeded"], strict=True):
+            x = np.array([seed["sample"][f] for f in STATS])
+            if "stored" in seed:  # the leader's stored averages win, the quota is not read
+                kinds["stored"] += 1
+                for w, window in (("shortTermData", ta.SHORT_SAMPLES), ("longTermData", ta.LONG_SAMPLES)):
+                    stored = seed["stored"][w]
+                    for f, v in zip(STATS, x):
+                        n, avg = ta.update(stored["numSamples"], stored[f], v, 1, window)
+                        assert (n, avg) == pytest.approx((theirs[w]["numSamples"], theirs[w][f])), (row["case"], w, f)
+                continue
+            quotas = None
+            if "quota" in seed:
+                q = seed["quota"]
+                quotas = pd.DataFrame([{"bundle": seed["bundle"], "snapshot_ts": 0, "msg_rate_in": q["msgRateIn"],
+                                        "msg_rate_out": q["msgRateOut"], "bandwidth_in": q["bandwidthIn"],
+                                        "bandwidth_out": q["bandwidthOut"]}])
+            kinds["quota" if quotas is not None else "default"] += 1
+            leader = LeaderAverages(np.zeros((1, 1), bool), {}, {}, 1.0, "test", quota_values([seed["bundle"]], quotas))
+            averages = BundleAverages(1, leader)
+            averages.start_afresh(np.array([0]))
+            averages.sample(np.array([True]), x[None, :], 1)
+            for w, window in (("shortTermData", ta.SHORT_SAMPLES), ("longTermData", ta.LONG_SAMPLES)):
+                assert averages.n[window][0] == theirs[w]["numSamples"], (row["case"], w)
+                assert averages.avg[window][0] == pytest.approx([theirs[w][f] for f in STATS]), (row["case"], w)
+    assert all(n >= 100 for n in kinds.values()), kinds

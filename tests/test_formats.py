@@ -215,7 +215,8 @@ def test_every_parser_turns_random_junk_into_problems_only():
                lambda d: topics.parse_topic_stats(d, "b:1"), lambda d: topics.parse_ownership(d, "b:1"),
                lambda d: cluster.parse_manifest(d), lambda d: cluster.parse_namespace(d, "a/b"),
                lambda d: cluster.parse_config(d, "dynamic"), lambda d: cluster.parse_failure_domains(d),
-               lambda d: cluster.parse_isolation_policies(d)]
+               lambda d: cluster.parse_isolation_policies(d),
+               lambda d: brokers.parse_resource_quota(d, "a/b/0x00000000_0xffffffff")]
     sample = {"msgRateIn": 1.0, "lastStats": {"a/b/0x00000000_0xffffffff": {"msgRateIn": 1.0}},
               "a/b": {"0x00000000_0xffffffff": {"persistent": {"persistent://a/b/t": {"subscriptions": {"s": {}}}}}},
               "zone": {"brokers": ["b:1"]}, "bundles": {"boundaries": ["0x00000000", "0xffffffff"]}}
@@ -291,3 +292,16 @@ def test_isolation_policies_keep_the_order_pulsar_matches_them_in():
     rows, problems = cluster.parse_isolation_policies(doc)
     assert not problems and [(r["key"], r["position"]) for r in rows] == [("zeta", 0), ("alpha", 1), ("mid", 2)]
     assert list(cluster.isolation_policy_map(doc)[0]) == ["zeta", "alpha", "mid"]
+
+
+def test_a_resource_quota_reads_as_jackson_reads_it_and_a_negative_rate_is_a_row_problem():
+    """``ResourceQuota``: a field the JSON lacks is the class's default (0, ``dynamic`` true)."""
+    bundle = "t/ns/0x00000000_0x40000000"
+    (row,), problems = brokers.parse_resource_quota({"msgRateIn": 400, "bandwidthOut": 1.5e6, "dynamic": "false"},
+                                                    bundle)
+    assert not problems and row["namespace"] == "t/ns" and row["bundle_range"] == "0x00000000_0x40000000"
+    assert (row["msg_rate_in"], row["msg_rate_out"], row["bandwidth_in"], row["bandwidth_out"], row["memory"],
+            row["dynamic"]) == (400.0, 0.0, 0.0, 1.5e6, 0.0, False)
+    assert brokers.parse_resource_quota({}, bundle)[0][0]["dynamic"] is True
+    rows, (problem,) = brokers.parse_resource_quota({"msgRateOut": -5}, bundle)
+    assert not rows and problem.field == "msgRateOut" and ">= 0" in problem.reason

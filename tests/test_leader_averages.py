@@ -114,8 +114,8 @@ def test_every_recorded_leader_samples_several_times_a_minute_and_the_loop_split
     for run in runs:
         day = json.loads((RUNS / run / "recording.json").read_text())["traffic"]["startedAt"][:10]
         cluster, brokers, bundles, *_ = read_history(RUNS / run / "landing", day)
-        got = leader_averages(build_history(cluster, brokers, bundles), *read_leader(RUNS / run / "landing", day,
-                                                                                     cluster, []))
+        averages, events, written, quotas = read_leader(RUNS / run / "landing", day, cluster, [])
+        got = leader_averages(build_history(cluster, brokers, bundles), averages, events, written, quotas=quotas)
         assert 4.5 < got.per_minute < 12.5 and "stored numSamples" in got.source, run
     now = {run: _validated(run) for run in runs}
     before = {run: _validated(run, monkeypatch, plain=True) for run in runs}

@@ -181,3 +181,31 @@ def test_a_broker_whose_report_names_no_load_manager_class_is_not_a_candidate_as
     assert placement.select("t/n/0x0_0x1", load, CONFIG, state) == "new:8080"
     del load.brokers["new:8080"]["loadManagerClassName"]  # no broker names the class: the filter leaves none
     assert placement.select("t/n/0x0_0x1", load, CONFIG, state) == "old:8080"
+
+
+@pytest.mark.parametrize("strategy", [RoundRobinBrokerSelector, LeastLongTermMessageRate])
+def test_a_destination_the_leader_has_no_load_data_of_ends_the_cycles_unloads_as_pulsars_exception_does(strategy):
+    """An isolation policy's only broker is available but has no load report: Pulsar's ``selectBroker`` reads its load
+    data (the overload check, or the strategy's score) and throws, out of ``doLoadShedding``'s loops
+    (ModularLoadManagerImpl 4.0.x): the unloads the cycle made before stand, none after it is made."""
+    from lb_pipeline.algorithms.shedding.driver import LOOKUP_FAILED
+    from lb_pipeline.algorithms.shedding.overload_shedder import OverloadShedder
+
+    free = [f"tenant/free/0x{i:08x}_0x{i + 1:08x}" for i in range(2)]
+    iso = "tenant/iso/0x00000000_0x00000001"
+    load = cluster({"hot:8080": 95, "cold:8080": 5}, {"hot:8080": [free[0], iso, free[1]]})
+    load.bundle_data.update({free[0]: bdata(throughput=30e6), iso: bdata(throughput=25e6), free[1]: bdata(throughput=20e6)})
+    load.brokers["hot:8080"]["msgThroughputIn"] = 120e6
+    policy = {"namespaces": ["tenant/iso"], "primary": ["ghost"], "secondary": [],
+              "auto_failover_policy": {"policy_type": "min_available", "parameters": {"min_limit": "1"}}}
+    state = ClusterState(["hot:8080", "cold:8080", "ghost:8080"], isolation_policies({"p": policy}))
+    config = CONFIG.overridden(loadBalancerBrokerOverloadedThresholdPercentage="50")
+    run = ModularShedding(OverloadShedder(), ModularPlacement(strategy()), 0)
+    result = run.run_cycle(load, config, 0, state)
+    found = OverloadShedder().find_bundles_for_unloading(load, config).unloads
+    assert [u.bundle for u in found] == [free[0], iso, free[1]]  # the largest first, as many as it takes
+    assert [(u.bundle, u.destination) for u in result.unloads] == [(free[0], "cold:8080")]
+    assert result.skips[-1].bundle == iso and result.skips[-1].reason == LOOKUP_FAILED.format("ghost:8080")
+    assert free[1] not in run.recently_unloaded and free[0] in run.recently_unloaded
+    # a lookup (assignment) of the isolated bundle fails alike: nothing is placed
+    assert ModularPlacement(strategy()).assign(iso, load, config, state) is None

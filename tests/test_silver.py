@@ -248,3 +248,42 @@ def test_a_report_written_while_pulsar_refilled_its_stats_matches_its_bundles_an
     assert matches(reports, partial)  # fewer bundles than counted, totals above their sum: Pulsar's refill
     inflated = reports.withColumn("msg_rate_in", F.when(mine, F.col("msg_rate_in") * 2).otherwise(F.col("msg_rate_in")))
     assert not matches(inflated, bundles)  # every bundle it counted is there, and the total is twice their sum
+
+
+def test_a_bundle_the_leader_starts_afresh_starts_from_its_resource_quota_with_a_full_window(spark):
+    """``getBundleDataOrDefault``: without stored BundleData, a bundle's ResourceQuota (an admin's) seeds both averages
+    with ample history, so the first sample weighs 1/10 and 1/1000; without a quota the first sample replaces the
+    default seed. At a bundle's first snapshot of the day the quota is not read (the leader may have held it long)."""
+    from datetime import datetime
+
+    from lb_pipeline.algorithms.time_average import update_loop
+    from lb_pipeline.transforms.time_averages import bundle_time_averages
+
+    t = [datetime(2026, 1, 15, 8, m) for m in (0, 1, 2)]
+    quoted, plain = "a/q/0x00000000_0xffffffff", "a/p/0x00000000_0xffffffff"
+    kept = "a/k/0x00000000_0xffffffff"  # listed at 08:01 too: the cluster had a snapshot then
+    reports = spark.createDataFrame([("c", t[i], "2026-01-15", b, 100.0, 20.0, 1000.0, 500.0)
+                                     for i, b in [(0, quoted), (2, quoted), (0, plain), (2, plain), (0, kept), (1, kept),
+                                                  (2, kept)]],
+                                    "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, "
+                                    "msg_rate_in double, msg_rate_out double, msg_throughput_in double, "
+                                    "msg_throughput_out double")
+    stored = spark.createDataFrame([], "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, "
+                                   + ", ".join(f"{w}_{c}" for w in ("short", "long") for c in (
+                                       "num_samples int", "msg_rate_in double", "msg_rate_out double",
+                                       "msg_throughput_in double", "msg_throughput_out double")))
+    quotas = spark.createDataFrame([("c", t[i], "2026-01-15", quoted, 400.0, 80.0, 9000.0, 7000.0) for i in (0, 2)],
+                                   "cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, "
+                                   "msg_rate_in double, msg_rate_out double, bandwidth_in double, bandwidth_out double")
+    rows = {(r.bundle[2], r.snapshot_ts.minute): r for r in bundle_time_averages(reports, stored, quotas=quotas).collect()}
+    first, again = rows[("q", 0)], rows[("q", 2)]  # dropped at 08:01 (no report listed it): started afresh at 08:02
+    assert first.seeded_from == "default" and first.short_msg_rate_in == 100.0
+    assert again.seeded_from == "resource-quota" and (again.short_num_samples, again.long_num_samples) == (10, 1000)
+    for w, window in (("short", 10), ("long", 1000)):
+        for field, quota, sample in (("msg_rate_in", 400.0, 100.0), ("msg_rate_out", 80.0, 20.0),
+                                     ("msg_throughput_in", 9000.0, 1000.0), ("msg_throughput_out", 7000.0, 500.0)):
+            assert getattr(again, f"{w}_{field}") == pytest.approx(update_loop(window, quota, sample, 1, window)[1])
+    assert rows[("p", 2)].seeded_from == "default" and rows[("p", 2)].long_msg_rate_in == 100.0
+    # without the quotas table: the default seed, as before
+    assert bundle_time_averages(reports, stored).where("bundle = 'a/q/0x00000000_0xffffffff'").orderBy(
+        "snapshot_ts").collect()[-1].long_msg_rate_in == 100.0

@@ -111,3 +111,19 @@ def parse_bundle_data(doc, bundle: str) -> tuple[list[Row], list[Problem]]:
         return [row], []
     except RowProblem as exc:
         return [], [exc.problem]
+
+
+def parse_resource_quota(doc, bundle: str) -> tuple[list[Row], list[Problem]]:
+    """``lb/resource-quota/<tenant>/<ns>/<range>.json`` (``ResourceQuota``, set by an admin): what the modular leader
+    starts a bundle's averages from where it has no stored ``BundleData`` (``getBundleDataOrDefault``). A field
+    the JSON lacks is ``ResourceQuota``'s default (0; ``dynamic`` true), as Jackson reads it."""
+    doc = _obj(doc, "(root)")
+    try:
+        namespace, rng = _bundle_full_name(bundle, "(path)")
+        row = {"bundle": bundle, "namespace": namespace, "bundle_range": rng}
+        for k in ("msgRateIn", "msgRateOut", "bandwidthIn", "bandwidthOut", "memory"):
+            row[_snake(k)] = num(doc, k, k, required=False, default=0.0)
+        row["dynamic"] = boolean(doc, "dynamic", "dynamic", default=True)
+        return [row], []
+    except RowProblem as exc:
+        return [], [exc.problem]

@@ -85,6 +85,10 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 + ", ".join(f"short_{c}" for c in _TA.split(", ")) + ", "
                 + ", ".join(f"long_{c}" for c in _TA.split(", ")),
                 lambda doc, rel: fb.parse_bundle_data(doc, name_of(_between(rel, "lb/bundle-data/")))),
+    BronzeTable("resource_quotas", ("lb/resource-quota/*/*/*.json",),
+                "bundle string, namespace string, bundle_range string, msg_rate_in double, msg_rate_out double, "
+                "bandwidth_in double, bandwidth_out double, memory double, dynamic boolean",
+                lambda doc, rel: fb.parse_resource_quota(doc, name_of(_between(rel, "lb/resource-quota/")))),
     BronzeTable("topic_stats", ("topics/*.json",),
                 "broker string, namespace string, bundle_range string, bundle string, topic string, domain string, "
                 "msg_rate_in double, msg_rate_out double, msg_throughput_in double, msg_throughput_out double, "

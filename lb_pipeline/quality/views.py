@@ -259,6 +259,7 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "bronze.broker_reports": (("bronze", "broker_reports"), broker_reports, True),
     "bronze.bundle_reports": (("bronze", "bundle_reports"), _table("bronze", "bundle_reports", in_day=True), True),
     "bronze.bundle_data": (("bronze", "bundle_data"), _table("bronze", "bundle_data", in_day=True), True),
+    "bronze.resource_quotas": (("bronze", "resource_quotas"), _table("bronze", "resource_quotas", in_day=True), True),
     "bronze.topic_stats": (("bronze", "topic_stats"), _table("bronze", "topic_stats", in_day=True), True),
     "bronze.ownership": (("bronze", "ownership"), ownership, True),
     "bronze.namespaces": (("bronze", "namespaces"), namespaces, True),

@@ -54,7 +54,8 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
     if snapshots is None or averages is None:
         return None
     stored = bundle_data.select("bundle").distinct().count() if bundle_data is not None else 0
-    bundles = averages.select("bundle").distinct().count()
+    quota = (F.col("seeded_from") == "resource-quota") if "seeded_from" in averages.columns else F.lit(False)
+    bundles, from_quota = averages.agg(F.count_distinct("bundle"), F.count_distinct(F.when(quota, F.col("bundle")))).first()
     if stored >= bundles:
         return None
     times = sorted(r[0] for r in snapshots.select("snapshot_ts").distinct().collect())
@@ -62,7 +63,9 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
     cadence = gaps[len(gaps) // 2] if gaps else None
     collected = "were not collected" if stored == 0 else f"were stored for {stored} of {bundles} bundles only"
     text = (f"The leader's bundle averages (BundleData) {collected}: the replays use averages rebuilt from the "
-            f"{len(times)} snapshots of the day, each bundle's seeded with its first sample there.")
+            f"{len(times)} snapshots of the day, each bundle's seeded with its first sample there"
+            + (f" ({from_quota} from the resource quota an admin set for it, as the leader starts one)" if from_quota
+               else "") + ".")
     if cadence is None:
         return text
     if cadence >= 10:

@@ -14,7 +14,8 @@ Pulsar's rules, as the simulation applies them:
   2.55 times the bundle's rate (median 1.39; up to 6.3 on the second probe record, where that report got 3 of 17
   moved hot bundles split), its next the rate again: neither is modelled here yet;
 * a split's children and a bundle that appears start from Pulsar's default seed (``start_afresh``), the first sample
-  replacing it;
+  replacing it; a bundle with a ``ResourceQuota`` an admin set starts (there and after a move) from the quota with a
+  full window instead (``getBundleDataOrDefault``: it weighs 9/10 and 999/1000 after the first sample);
 * where a snapshot holds the leader's stored ``BundleData`` (``anchor``), the bundles the simulation has where Pulsar
   had them take the leader's averages.
 """
@@ -33,6 +34,7 @@ WINDOWS = (ta.SHORT_SAMPLES, ta.LONG_SAMPLES)
 class BundleAverages:
     def __init__(self, size: int, leader: LeaderAverages | None = None):
         self.leader = leader
+        self.quota = leader.quota if leader is not None else None  # (N, 4), NaN where a bundle has none
         self.per_minute = leader.per_minute if leader is not None else 1.0
         self.n = {w: np.zeros(size, np.int64) for w in WINDOWS}
         self.avg = {w: np.tile(SEED, (size, 1)) for w in WINDOWS}
@@ -51,10 +53,24 @@ class BundleAverages:
     def forget(self, bundles) -> None:
         for w in WINDOWS:
             self.n[w][bundles] = 0
+        self._from_quota(bundles)
 
     def start_afresh(self, bundles) -> None:
         for w in WINDOWS:
             self.n[w][bundles], self.avg[w][bundles] = 0, SEED
+        self._from_quota(bundles)
+
+    def _from_quota(self, bundles) -> None:
+        """Of ``bundles`` (indices or a mask), those with a quota start from it, their windows full."""
+        if self.quota is None:
+            return
+        mask = np.zeros(len(self.n[ta.LONG_SAMPLES]), bool)
+        mask[bundles] = True
+        N = len(self.quota)
+        mask[N:] = False
+        mask[:N] &= ~np.isnan(self.quota[:, 0])
+        for w in WINDOWS:
+            self.n[w][mask], self.avg[w][mask] = w, self.quota[mask[:N]]
 
     def grow(self, size: int) -> None:
         extra = size - len(self.n[ta.LONG_SAMPLES])

@@ -27,6 +27,7 @@ import numpy as np
 
 from lb_pipeline.algorithms.time_average import LONG_SAMPLES, SHORT_SAMPLES
 from lb_pipeline.algorithms.shedding.common import LoadData
+from lb_pipeline.algorithms.shedding.selection import LookupFailed
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights, percent_usage_array
 from lb_pipeline.simulation.balancers import Balancer
@@ -206,7 +207,10 @@ class Simulation:
             n = view["bundle_index"][u.bundle]
             if h.brokers[self.owner[n]] != u.broker:
                 continue  # moved already this cycle
-            dest = u.destination or self.balancer.placement.select(u.bundle, load, config, state)
+            try:
+                dest = u.destination or self.balancer.placement.select(u.bundle, load, config, state)
+            except LookupFailed:  # a broker without load data picked: Pulsar's lookup fails, nothing moves
+                break
             if dest is None or dest == u.broker or dest not in live:
                 continue
             moves.append(self._move(i, n, self.owner[n], h.brokers.index(dest), u.reason, "unload", u.swap))

@@ -16,7 +16,7 @@ import pandas as pd
 
 from lb_pipeline.errors import InputError, LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
-from lb_pipeline.formats.brokers import parse_bundle_data, parse_local_broker_data
+from lb_pipeline.formats.brokers import parse_bundle_data, parse_local_broker_data, parse_resource_quota
 from lb_pipeline.formats.cluster import isolation_policy_map, parse_manifest
 from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.formats.topics import parse_topic_stats
@@ -112,12 +112,44 @@ def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
 
 def read_leader(landing: str | Path, day: str, cluster: str | None, notes: list[str]):
     """(the leader's stored ``BundleData`` rows, the brokers' logged events or None without logs, when each
-    snapshot's were written) of the day: what ``leader_averages`` reads. A file that does not parse is named in
-    ``notes``."""
+    snapshot's were written, the bundles' ``ResourceQuota`` rows) of the day: what ``leader_averages`` reads. A file
+    that does not parse is named in ``notes``."""
     _, dirs = snapshot_dirs(landing, day, cluster)
     averages, written = read_bundle_data(landing, dirs, notes)
     events, lines = log_events(dirs)
-    return averages, events if lines else None, written
+    return averages, events if lines else None, written, read_quotas(landing, dirs, notes)
+
+
+def read_quotas(landing: str | Path, dirs: list[Path], notes: list[str]) -> pd.DataFrame:
+    """The bundles' ``ResourceQuota`` (``lb/resource-quota``, ``collect --metadata-store``) of each snapshot, as
+    ``bronze/resource_quotas`` rows with the snapshot's time; a file that does not parse is left out and named."""
+    root, rows = Path(landing).resolve(), []
+    for d in dirs:
+        try:
+            ts = pd.Timestamp(datetime.strptime(d.name, layout.TS_FORMAT), tz="UTC")
+        except ValueError:
+            continue  # read_history says so
+        rows += [{**r, "snapshot_ts": ts} for r in _bundle_files(d / "lb" / "resource-quota", root, parse_resource_quota,
+                                                                 notes)]
+    return pd.DataFrame(rows)
+
+
+def _bundle_files(base: Path, root: Path, parse, notes: list[str]) -> list[dict]:
+    """The rows ``parse`` makes of each ``<tenant>/<namespace>/<range>.json`` under ``base`` (named by the bundle)."""
+    rows = []
+    for f in sorted(base.glob("*/*/*.json")):
+        doc = _read(f, root, notes)
+        if doc is None:
+            continue
+        name = layout.name_of(str(f.relative_to(base))[: -len(".json")])
+        try:
+            got, problems = parsed_whole(parse, doc, name)
+        except FileProblem as exc:
+            notes.append(f"{f}: {exc}; left out")
+            continue
+        notes += [f"{f}: {p.field}: {p.reason}; left out" for p in problems]
+        rows += got
+    return rows
 
 
 def read_bundle_data(landing: str | Path, dirs: list[Path], notes: list[str]) -> tuple[pd.DataFrame, dict[int, int]]:
@@ -137,19 +169,8 @@ def read_bundle_data(landing: str | Path, dirs: list[Path], notes: list[str]) ->
             got = []
         if got and got[0]["bundle_data_written_ms"] is not None:
             written[int(ts.timestamp() * 1000)] = got[0]["bundle_data_written_ms"]
-        base = d / "lb" / "bundle-data"
-        for f in sorted(base.glob("*/*/*.json")):
-            doc = _read(f, root, notes)
-            if doc is None:
-                continue
-            name = layout.name_of(str(f.relative_to(base))[: -len(".json")])
-            try:
-                got, problems = parsed_whole(parse_bundle_data, doc, name)
-            except FileProblem as exc:
-                notes.append(f"{f}: {exc}; left out")
-                continue
-            notes += [f"{f}: {p.field}: {p.reason}; left out" for p in problems]
-            rows += [{**r, "snapshot_ts": ts} for r in got]
+        rows += [{**r, "snapshot_ts": ts} for r in _bundle_files(d / "lb" / "bundle-data", root, parse_bundle_data,
+                                                                 notes)]
     return pd.DataFrame(rows), written
 
 

@@ -41,6 +41,9 @@ class LeaderAverages:
     values: dict[int, np.ndarray]  # window → (S, N, 4) averages at each snapshot's time, FIELDS order
     per_minute: float  # the leader's samples of every bundle a minute
     source: str  # where ``per_minute`` comes from, for the notes
+    # (N, 4) the ResourceQuota an admin set per bundle, FIELDS order (NaN: none): what the leader starts a bundle's
+    # averages from where it has no stored BundleData (getBundleDataOrDefault); None: none was collected
+    quota: np.ndarray | None = None
 
     def note(self) -> str:
         held = int(self.stored.any(0).sum())
@@ -101,14 +104,15 @@ def own_samples_per_minute(every: float | None) -> float:
 
 
 def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | None = None,
-                    written: dict[int, int] | None = None, stored_every: float | None = None) -> LeaderAverages:
+                    written: dict[int, int] | None = None, stored_every: float | None = None,
+                    quotas: pd.DataFrame | None = None) -> LeaderAverages:
     """``rows``: ``bronze/bundle_data`` rows (``COLUMNS``) of the history's snapshots, None or empty where none were
     collected; ``events``: the brokers' logged events (``bronze/lb_events`` rows), if collected;
     ``written``: snapshot time → when the leader wrote the ``BundleData`` it holds (epoch ms): the samples it took
     between then and the snapshot are taken again, of the snapshot's traffic, as ``transforms.time_averages`` does;
     ``stored_every``: ``loadBalancerResourceQuotaUpdateIntervalMinutes``, the leader sampling once more before each
     time it stores its averages (with the logged report writes, every sample of the probe record:
-    ``leader_samples``)."""
+    ``leader_samples``); ``quotas``: ``bronze/resource_quotas`` rows (the newest per bundle counts)."""
     S, N = len(history.times), len(history.bundles)
     stored = np.zeros((S, N), bool)
     samples = {w: np.zeros((S, N), np.int64) for w in WINDOWS.values()}
@@ -144,4 +148,22 @@ def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | Non
             for w in WINDOWS.values():
                 n, values[w][s] = update_many(samples[w][s][:, None], values[w][s], history.traffic[s], stale, w)
                 samples[w][s] = n[:, 0]
-    return LeaderAverages(stored, samples, values, float(rate), source)
+    return LeaderAverages(stored, samples, values, float(rate), source, quota_values(history.bundles, quotas))
+
+
+QUOTA_COLUMNS = ("msg_rate_in", "msg_rate_out", "bandwidth_in", "bandwidth_out")  # → FIELDS, as Pulsar copies them
+
+
+def quota_values(bundles: list[str], quotas: pd.DataFrame | None) -> np.ndarray | None:
+    """(N, 4) each bundle's newest ``ResourceQuota`` as the averages ``getBundleDataOrDefault`` starts from (rates,
+    bandwidths as throughputs), NaN where it has none; None without any."""
+    if quotas is None or quotas.empty:
+        return None
+    index = {b: k for k, b in enumerate(bundles)}
+    newest = quotas.sort_values("snapshot_ts", kind="stable").drop_duplicates("bundle", keep="last")
+    newest = newest[newest["bundle"].isin(index)]
+    if newest.empty:
+        return None
+    out = np.full((len(bundles), len(FIELDS)), np.nan)
+    out[newest["bundle"].map(index).to_numpy()] = newest[list(QUOTA_COLUMNS)].astype(float).to_numpy()
+    return out

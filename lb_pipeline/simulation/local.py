@@ -27,9 +27,14 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     """Fit the load model, run each of ``runs`` (from ``sweep.run_list``), recommend. Returns a JSON-ready dict.
     ``topics``: topic rows of the bundles that can split; ``ran``: what the leader ran over the day, which the
     validation follows (both from ``landing.read_history``); ``leader_rows``: the leader's stored averages, the
-    brokers' logged events and when the averages were written (``landing.read_leader``), None: not collected."""
+    brokers' logged events, when the averages were written and the bundles' resource quotas (``landing.read_leader``),
+    None: not collected."""
     history = build_history(cluster, brokers, bundles)
-    leader = leader_averages(history, *leader_rows, stored_every(config)) if leader_rows else None
+    if leader_rows:
+        averages, events, written, quotas = leader_rows
+        leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
+    else:
+        leader = None
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)

@@ -51,17 +51,20 @@ def leader_inputs(store, snap, brokers: list[str], leader_id, say: Callable[[str
     for rel, why in got.problems.items():
         snap.fail(rel, f"metadata store {store.url.hosts}{store.url.chroot}: {why}")
     leader_copies = sorted(b for b in brokers if layout.local_broker_data(b) in got.files)
+    quotas = sum(r.startswith("lb/resource-quota/") for r in got.files)
     say(f"metadata store: {len(leader_copies)} leader's broker reports, "
-        f"{sum(r.startswith('lb/bundle-data/') for r in got.files)} BundleData")
+        f"{sum(r.startswith('lb/bundle-data/') for r in got.files)} BundleData"
+        + (f", {quotas} bundle resource quotas" if quotas else ""))
     sources = {"lb/brokers": "metadata-store", "lb/bundle-data": "metadata-store",
-               "lb/broker-time-average": "metadata-store", "metadataStore": f"{store.url.hosts}{store.url.chroot}"}
+               "lb/broker-time-average": "metadata-store", "lb/resource-quota": "metadata-store",
+               "metadataStore": f"{store.url.hosts}{store.url.chroot}"}
     rest_kept = [b for b in brokers if b not in leader_copies]
     if rest_kept:  # not written yet (a broker just started), or registered by the extensible load manager
         sources["restLoadReports"] = rest_kept
     if got.lookup_only:
         sources["extensibleLookupData"] = got.lookup_only
     if got.left_out:
-        sources["bundleDataLeftOut"] = sorted(got.left_out)
+        sources["bundleDataLeftOut"] = sorted(set(got.left_out))
     if got.bundle_data_written_ms is not None:
         sources["bundleDataWrittenMs"] = got.bundle_data_written_ms
     return leader_id or got.leader, sources

@@ -69,6 +69,12 @@ def bundle_data(bundle_full_name: str) -> str:
     return "lb/bundle-data/" + "/".join(file_name(p) for p in bundle_full_name.split("/")) + ".json"
 
 
+def resource_quota(bundle_full_name: str) -> str:
+    """``lb/resource-quota/<tenant>/<namespace>/<range>.json``: a bundle's ``ResourceQuota`` an admin set (named as
+    ``bundle_data``)."""
+    return "lb/resource-quota/" + "/".join(file_name(p) for p in bundle_full_name.split("/")) + ".json"
+
+
 def broker_time_average(broker: str) -> str:
     return f"lb/broker-time-average/{broker_file_stem(broker)}.json"
 

@@ -8,6 +8,9 @@ store, and keeps its own time averages there (``ModularLoadManagerImpl``, Pulsar
   ``loadBalancerReportUpdateMaxIntervalMinutes`` passed);
 * ``/loadbalance/bundle-data/<tenant>/<ns>/<range>``: the leader's ``BundleData`` (short- and long-term averages);
 * ``/loadbalance/broker-time-average/<broker>``: the leader's ``TimeAverageBrokerData``;
+* ``/loadbalance/resource-quota/<tenant>/<ns>/<range>``: a bundle's ``ResourceQuota`` an admin set
+  (``pulsar-admin resource-quotas set``), which the leader starts a bundle's averages from where it has no stored
+  ``BundleData`` (``getBundleDataOrDefault``);
 * ``/loadbalance/leader``: the leader's identity (``LeaderBroker``).
 
 The extensible load manager (``ExtensibleLoadManagerImpl``) registers ``BrokerLookupData`` under
@@ -36,6 +39,7 @@ from lb_pipeline.snapshots import layout
 
 BROKERS, BUNDLE_DATA, TIME_AVERAGE, LEADER = ("/loadbalance/brokers", "/loadbalance/bundle-data",
                                               "/loadbalance/broker-time-average", "/loadbalance/leader")
+RESOURCE_QUOTA = "/loadbalance/resource-quota"  # LoadBalanceResources.RESOURCE_QUOTA_BASE_PATH
 MAX_NODE_BYTES = 16 * 1024 * 1024  # ZooKeeper's own jute.maxbuffer default is 1 MiB; a node is never near this
 MAX_BUNDLES = 1_000_000
 _RANGE = re.compile(r"0x[0-9a-f]{8}_0x[0-9a-f]{8}")
@@ -193,7 +197,8 @@ def read_leader_inputs(store, brokers: list[str], before_reports=None) -> Leader
             out.leader = broker_id if isinstance(broker_id, str) and not names.broker_problem(broker_id) else None
     except StoreError as exc:
         out.problems[LEADER] = str(exc)
-    _read_bundle_data(store, out)
+    _read_bundle_tree(store, out, BUNDLE_DATA, "lb/bundle-data", layout.bundle_data, written=True)
+    _read_bundle_tree(store, out, RESOURCE_QUOTA, "lb/resource-quota", layout.resource_quota, written=False)
     for folder in (TIME_AVERAGE, BROKERS):
         if folder == BROKERS and before_reports is not None:
             before_reports()
@@ -215,17 +220,19 @@ def read_leader_inputs(store, brokers: list[str], before_reports=None) -> Leader
     return out
 
 
-def _read_bundle_data(store, out: LeaderInputs) -> None:
-    """``/loadbalance/bundle-data/<tenant>/<ns>/<range>``. Left out, and counted in ``left_out``: the brokers' own
-    heartbeat and SLA-monitor namespaces (the shedders leave them out too, and their names hold a ``:`` no Hadoop
-    path takes) and v1 namespaces (``<tenant>/<cluster>/<ns>``), which the format has no place for."""
-    stack, count = [(BUNDLE_DATA, [])], 0
+def _read_bundle_tree(store, out: LeaderInputs, base: str, folder: str, rel_of, written: bool) -> None:
+    """``<base>/<tenant>/<ns>/<range>`` (the leader's ``BundleData``, or the admins' ``ResourceQuota``) into
+    ``<folder>/…`` files; ``written``: keep the newest node's mtime (the leader writes its BundleData together).
+    Left out, and counted in ``left_out``: the brokers' own heartbeat and SLA-monitor namespaces (the shedders leave
+    them out too, and their names hold a ``:`` no Hadoop path takes) and v1 namespaces (``<tenant>/<cluster>/<ns>``),
+    which the format has no place for. A store without ``base`` (no quota was ever set) holds nothing to read."""
+    stack, count = [(base, [])], 0
     while stack:
         path, parts = stack.pop()
         try:
             children = sorted(store.children(path))
         except StoreError as exc:
-            out.problems[f"lb/bundle-data/{'/'.join(parts)}"] = str(exc)
+            out.problems[f"{folder}/{'/'.join(parts)}"] = str(exc)
             continue
         namespace = "/".join(parts)
         if len(parts) == 2 and names.is_sla_or_heartbeat(namespace):
@@ -233,17 +240,17 @@ def _read_bundle_data(store, out: LeaderInputs) -> None:
             continue
         for child in children:
             if names.entity_problem(child) and not _RANGE.fullmatch(child):
-                out.problems[f"lb/bundle-data/{namespace}/{child!r}"] = "not a tenant, namespace or bundle name"
+                out.problems[f"{folder}/{namespace}/{child!r}"] = "not a tenant, namespace or bundle name"
             elif len(parts) == 2 and not _RANGE.fullmatch(child):
                 out.left_out.append(f"{namespace}/{child}")  # a v1 namespace (or the heartbeat one of a broker)
             elif len(parts) == 2:
-                rel = layout.bundle_data(f"{namespace}/{child}")
+                rel = rel_of(f"{namespace}/{child}")
                 if problem := names.namespace_problem(namespace) or printed_range_problem(child):
                     out.problems[rel] = problem
                     continue
                 count += 1
                 if count > MAX_BUNDLES:
-                    out.problems["lb/bundle-data"] = f"more than {MAX_BUNDLES} bundles: the rest left out"
+                    out.problems[folder] = f"more than {MAX_BUNDLES} bundles: the rest left out"
                     return
                 try:
                     node = store.get(f"{path}/{child}")
@@ -251,7 +258,7 @@ def _read_bundle_data(store, out: LeaderInputs) -> None:
                 except StoreError as exc:
                     out.problems[rel] = str(exc)
                     continue
-                if node.mtime_ms is not None:
+                if written and node.mtime_ms is not None:
                     out.bundle_data_written_ms = max(node.mtime_ms, out.bundle_data_written_ms or 0)
             else:
                 stack.append((f"{path}/{child}", [*parts, child]))

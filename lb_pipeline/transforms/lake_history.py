@@ -8,7 +8,7 @@ import pandas as pd
 
 from lb_pipeline.errors import LbError
 from lb_pipeline.simulation.history import NO_LOAD_REPORT
-from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, written_at
+from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, written_at
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.transforms.config import cluster_configs
 from lb_pipeline.transforms.simulation import policy_rows, split_topic_rows
@@ -43,10 +43,12 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
     return chosen, brokers, bundle_rows.toPandas(), config, notes, policies, topics, configs
 
 
-def lake_leader(spark, lake, day: str, cluster: str) -> tuple[pd.DataFrame, list[dict] | None, dict[int, int]]:
+def lake_leader(spark, lake, day: str, cluster: str) -> tuple[pd.DataFrame, list[dict] | None, dict[int, int],
+                                                              pd.DataFrame]:
     """What ``simulation.landing.read_leader`` reads from a landing, from the lake's bronze tables: the leader's
-    stored ``BundleData`` rows of ``cluster``, the brokers' logged events (None without any) and when each
-    snapshot's averages were written. A table the lake does not hold counts as not collected."""
+    stored ``BundleData`` rows of ``cluster``, the brokers' logged events (None without any), when each
+    snapshot's averages were written, and the bundles' resource quotas. A table the lake does not hold counts as
+    not collected."""
     def rows(table: str, *columns: str) -> pd.DataFrame:
         if not lake.exists(spark, "bronze", table):
             return pd.DataFrame(columns=list(columns))
@@ -56,4 +58,5 @@ def lake_leader(spark, lake, day: str, cluster: str) -> tuple[pd.DataFrame, list
     averages = rows("bundle_data", *AVERAGE_COLUMNS)
     events = rows("lb_events", "kind", "event_ts")
     return (averages, None if events.empty else events.to_dict("records"),
-            written_at(rows("snapshots", "snapshot_ts", "bundle_data_written_ms")))
+            written_at(rows("snapshots", "snapshot_ts", "bundle_data_written_ms")),
+            rows("resource_quotas", "bundle", "snapshot_ts", *QUOTA_COLUMNS))

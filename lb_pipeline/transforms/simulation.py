@@ -28,7 +28,8 @@ from lb_pipeline.transforms.silver import topic_hash
 from lb_pipeline.transforms.replay_inputs import with_serves
 from lb_pipeline.transforms.simulation_slots import Runs, run_cost, runs_of, slot_plan, spread_keys
 from lb_pipeline.simulation.history import build_history
-from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, leader_averages, stored_every, written_at
+from lb_pipeline.simulation.leader_averages import (COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, leader_averages,
+                                                   stored_every, written_at)
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
@@ -122,7 +123,9 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     model_rows = pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS]
     model = LoadModel.from_table(model_rows, history.brokers)
     averages, written = _leader_rows(pdf)
-    leader = leader_averages(history, averages, _events(pdf), written, stored_every(config))
+    quotas = (pdf.loc[pdf["kind"] == "quota", ["bundle", "snapshot_ts", *QUOTA_COLUMNS]]
+              if "bandwidth_in" in pdf.columns else None)
+    leader = leader_averages(history, averages, _events(pdf), written, stored_every(config), quotas)
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     topics = pdf[pdf["kind"] == "topic"]
     profiles = TopicProfiles(history, topics)
@@ -205,14 +208,15 @@ def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: 
 def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,
                   config: PulsarConfig | ClusterConfigs, runs: Runs, topic_stats: DataFrame | None = None,
                   events: DataFrame | None = None, bundle_data: DataFrame | None = None,
-                  snapshots: DataFrame | None = None) -> DataFrame:
+                  snapshots: DataFrame | None = None, quotas: DataFrame | None = None) -> DataFrame:
     """Every run on every cluster's history, under the cluster's own configuration: cycle rows (``kind = 'cycle'``)
     and one summary row each, and per cluster one ``validation`` row: the closed loop of the strategy it ran,
     scored against the unloads and splits its leader logged. ``runs``: the runs, or a function of a cluster's
     configuration that gives its runs (a sweep starts from the cluster's own values). ``topic_stats``: bronze topic
     rows, for the simulated splits (``split_topic_rows``); ``events``: ``bronze/lb_events`` rows; ``bundle_data`` and
     ``snapshots``: ``bronze/bundle_data`` and ``bronze/snapshots``, the leader's stored averages and when it wrote
-    them (``simulation.leader_averages``)."""
+    them (``simulation.leader_averages``); ``quotas``: ``bronze/resource_quotas``, what a bundle's averages start
+    from where the leader starts them afresh."""
     configs, cores = ClusterConfigs.of_any(config), spark.sparkContext.defaultParallelism
     plans = {}
     for cluster in (None, *configs):
@@ -234,6 +238,9 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     if bundle_data is not None:  # the leader's stored BundleData: its averages where the simulation agrees with it
         rows = rows.unionByName(bundle_data.select("cluster", "snapshot_date", *AVERAGE_COLUMNS)
                                 .withColumn("kind", F.lit("average")), allowMissingColumns=True)
+    if quotas is not None:
+        rows = rows.unionByName(quotas.select("cluster", "snapshot_ts", "snapshot_date", "bundle", *QUOTA_COLUMNS)
+                                .withColumn("kind", F.lit("quota")), allowMissingColumns=True)
     if snapshots is not None and "bundle_data_written_ms" in snapshots.columns:
         rows = rows.unionByName(snapshots.select("cluster", "snapshot_ts", "snapshot_date", "bundle_data_written_ms")
                                 .withColumn("kind", F.lit("written")), allowMissingColumns=True)

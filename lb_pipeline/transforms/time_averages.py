@@ -9,8 +9,12 @@ of a bundle no report lists, and writes it to the metadata store only every
   it last wrote it (``bundle_data_written_ms``); the samples it took since, one per report write, are applied to it
   with the snapshot's own bundle stats (``seeded_from`` = ``stored``);
 * elsewhere the averages are rebuilt from the bundle's values at the snapshot before, one sample per report write
-  in between (``samples_since_previous``), or from Pulsar's default seed where no report listed the bundle there
-  or only other brokers did (it moved, and the leader dropped its data while no report listed it) (``default``).
+  in between (``samples_since_previous``), or afresh where no report listed the bundle there or only other brokers
+  did (it moved, and the leader dropped its data while no report listed it), as ``getBundleDataOrDefault`` starts
+  it: from the bundle's ``ResourceQuota`` where an admin set one (``bronze/resource_quotas``: its rates as both
+  averages, with a full window of samples, so the quota weighs 9/10 and 999/1000 after the first sample;
+  ``resource-quota``), else from Pulsar's default seed (``default``). At a bundle's first snapshot of the day the
+  leader may have held it for long: its first sample stands for its past (``default``), quota or not.
 
 The leader's samples per minute come from the brokers' logs where they were collected (``bronze/lb_events``, kind
 ``report-written``: every broker's, since any write updates the leader) plus its own sample before each time it
@@ -24,7 +28,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from lb_pipeline.simulation.leader_averages import own_samples_per_minute
+from lb_pipeline.algorithms.time_average import FIELDS
+from lb_pipeline.simulation.leader_averages import QUOTA_COLUMNS, own_samples_per_minute
 
 SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 TIME_AVERAGE_SCHEMA = (
@@ -36,6 +41,8 @@ TIME_AVERAGE_SCHEMA = (
     "long_msg_rate_rel_diff double"
 )
 TIME_AVERAGE_BUCKETS = 16
+# time_average.FIELDS → the ResourceQuota column getBundleDataOrDefault sets it from
+QUOTA_FIELDS = dict(zip(FIELDS, QUOTA_COLUMNS))
 
 
 def leader_cadence(snapshots: DataFrame | None, events: DataFrame | None,
@@ -67,10 +74,12 @@ def leader_cadence(snapshots: DataFrame | None, events: DataFrame | None,
 
 def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samples_per_minute: float = 1.0,
                          snapshots: DataFrame | None = None, events: DataFrame | None = None,
-                         stored_every: dict[str, float] | None = None) -> DataFrame:
+                         stored_every: dict[str, float] | None = None,
+                         quotas: DataFrame | None = None) -> DataFrame:
     """The leader's averages per bundle and snapshot (module docstring); ``snapshots`` (``bronze/snapshots``) say
     when the stored ones were written, ``events`` (``bronze/lb_events``) how often the brokers reported,
-    ``stored_every`` each cluster's ``loadBalancerResourceQuotaUpdateIntervalMinutes``."""
+    ``stored_every`` each cluster's ``loadBalancerResourceQuotaUpdateIntervalMinutes``, ``quotas``
+    (``bronze/resource_quotas``) what a bundle the leader starts afresh starts from."""
     rates = bundle_reports.groupBy(*SNAPSHOT_KEYS, "bundle").agg(
         *[F.max(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")],
         (F.concat_ws(" ", F.array_sort(F.collect_set("broker"))) if "broker" in bundle_reports.columns
@@ -79,6 +88,9 @@ def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samp
         F.col(f"{w}_{c}").alias(f"stored_{w}_{c}") for w in ("short", "long")
         for c in ("num_samples", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")])
     joined = rates.join(stored, [*SNAPSHOT_KEYS, "bundle"], "left")
+    if quotas is not None:  # ResourceQuota → BundleData: its rates, bandwidths as throughputs
+        joined = joined.join(quotas.select(*SNAPSHOT_KEYS, "bundle", *[
+            F.col(q).alias(f"quota_{f}") for f, q in QUOTA_FIELDS.items()]), [*SNAPSHOT_KEYS, "bundle"], "left")
     # the cluster's snapshot before each one: a bundle no report listed there was dropped by the leader
     times = rates.select("cluster", "snapshot_ts").distinct().withColumn(
         "cluster_previous_ts", F.lag("snapshot_ts").over(Window.partitionBy("cluster").orderBy("snapshot_ts")))
@@ -129,6 +141,12 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
     stale = np.where(stored, np.round(np.clip(since, 0.0, None) * rate), 0).astype(np.int64)
     windows = {"short": SHORT_SAMPLES, "long": LONG_SAMPLES}
     x = {f: pdf[f].to_numpy(dtype=float) for f in FIELDS}
+    # where the leader starts a bundle afresh during the day: its ResourceQuota with ample history, else the default
+    # seed with none (at a bundle's first snapshot of the day the leader may have held it for long: its first sample)
+    quota = ((pdf["quota_msg_rate_in"].notna().to_numpy() & (step > 0)) if "quota_msg_rate_in" in pdf.columns
+             else np.zeros(len(pdf), dtype=bool))
+    seed = {f: np.where(quota, pdf[f"quota_{f}"].to_numpy(dtype=float), DEFAULT_SEED[f]) if quota.any()
+            else np.full(len(pdf), DEFAULT_SEED[f]) for f in FIELDS}
     n = {w: np.zeros(len(pdf), dtype=np.int64) for w in windows}
     avg = {(w, f): np.zeros(len(pdf)) for w in windows for f in FIELDS}
     rebuilt_rate = {w: np.full(len(pdf), np.nan) for w in windows}  # msg rate in + out, where rebuilt
@@ -137,8 +155,9 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
         go_on, here = continued[rows], stored[rows]
         for w, window in windows.items():
             if s:  # from the previous snapshot's, or afresh where the leader had dropped it
-                n0 = np.where(go_on, n[w][rows - 1], 0)
-                start = {f: np.where(go_on, avg[(w, f)][rows - 1], DEFAULT_SEED[f]) for f in FIELDS}
+                fresh_n = np.where(quota[rows], window, 0)  # getBundleDataOrDefault: a quota's window is full
+                n0 = np.where(go_on, n[w][rows - 1], fresh_n)
+                start = {f: np.where(go_on, avg[(w, f)][rows - 1], seed[f][rows]) for f in FIELDS}
                 kk = np.where(go_on, k[rows], 1)
                 for f in FIELDS:
                     n[w][rows], avg[(w, f)][rows] = update_many(n0, start[f], x[f][rows], kk, window)
@@ -157,7 +176,8 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
     frame = pd.DataFrame({
         "cluster": pdf["cluster"], "snapshot_ts": pdf["snapshot_ts"], "snapshot_date": pdf["snapshot_date"],
         "bundle": pdf["bundle"], "samples_since_previous": np.where(stored, stale, k),
-        "seeded_from": np.where(stored, "stored", np.where(continued, None, "default")),
+        "seeded_from": np.where(stored, "stored", np.where(continued, None,
+                                                            np.where(quota, "resource-quota", "default"))),
         **{f"{w}_num_samples": n[w] for w in windows},
         **{f"{w}_{f}": avg[(w, f)] for w in windows for f in FIELDS},
     })

@@ -25,6 +25,7 @@ EXTENSIBLE = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadMana
 MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 ROUND_ROBIN = "org.apache.pulsar.broker.loadbalance.impl.RoundRobinBrokerSelector"  # deterministic: picks compare
 NS_PATTERNS = ("t/[ab]", "t/a.*", "iso/.*", "t/(a|c)", "iso/x", "t/.", ".*")
+STATS = ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut")  # NamespaceBundleStats / time averages
 
 
 def _host(broker: str) -> str:
@@ -82,6 +83,21 @@ def policies_case(i: int) -> dict:
     # bundles a client looked up through a non-persistent topic (the leader's NamespaceBundle flagged
     # hasNonPersistentTopic): placed only on brokers that serve non-persistent topics
     non_persistent = sorted({q["bundle"] for q in queries if rnd.random() < 0.4} | {b for b in assign if rnd.random() < 0.4})
+    # bundles the leader starts averaging (getBundleDataOrDefault): stored BundleData, a ResourceQuota, both, neither
+    seeds = []
+    for k in range(rnd.randint(1, 3)):
+        lo = (rnd.randrange(1 << 20) << 12) | 1  # odd: never one of the bundles above
+        seed = {"bundle": f"{rnd.choice(NAMESPACES)}/0x{lo:08x}_0x{lo + 4094:08x}",
+                "sample": {f: round(rnd.uniform(0, 5000), 3) for f in STATS}}
+        if rnd.random() < 0.3:
+            seed["stored"] = {w: {"maxSamples": m, "numSamples": rnd.randint(0, m), **{f: round(rnd.uniform(0, 9000), 3)
+                                                                                      for f in STATS}}
+                              for w, m in (("shortTermData", 10), ("longTermData", 1000))}
+        if rnd.random() < 0.6:
+            seed["quota"] = {"msgRateIn": round(rnd.uniform(0, 900), 3), "msgRateOut": round(rnd.uniform(0, 900), 3),
+                             "bandwidthIn": round(rnd.uniform(0, 9e5), 1), "bandwidthOut": round(rnd.uniform(0, 9e5), 1),
+                             "memory": 64.0, "dynamic": rnd.random() < 0.5}
+        seeds.append(seed)
     return {"name": f"conformance-policies-{i:04d}",
             "config": {"clusterName": "lbtest", "failureDomainsEnabled": str(rnd.random() < 0.6).lower(),
                        "preferLaterVersions": str(rnd.random() < 0.4).lower(),
@@ -90,7 +106,8 @@ def policies_case(i: int) -> dict:
                        "loadBalancerDistributeBundlesEvenlyEnabled": str(rnd.random() < 0.5).lower(),
                        "loadBalancerBrokerOverloadedThresholdPercentage": rnd.choice(("85", "40"))},
             "available": available, "lookup": lookup, "isolation": isolation, "groups": groups, "domains": domains,
-            "ownership": ownership, "queries": queries, "assign": assign, "non_persistent": non_persistent}
+            "ownership": ownership, "queries": queries, "assign": assign, "non_persistent": non_persistent,
+            "seeds": seeds}
 
 
 

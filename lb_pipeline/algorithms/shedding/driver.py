@@ -18,7 +18,7 @@ from lb_pipeline.algorithms.shedding.avg_shedder import AvgShedder
 from lb_pipeline.algorithms.shedding.common import LoadData, SheddingResult, Skip, namespace_of
 from lb_pipeline.algorithms.shedding.overload_shedder import OverloadShedder
 from lb_pipeline.algorithms.shedding.placement import LeastLongTermMessageRate, LeastResourceUsageWithWeight, RoundRobinBrokerSelector
-from lb_pipeline.algorithms.shedding.selection import ClusterState, ModularPlacement
+from lb_pipeline.algorithms.shedding.selection import ClusterState, LookupFailed, ModularPlacement
 from lb_pipeline.algorithms.shedding.threshold_shedder import ThresholdShedder
 from lb_pipeline.algorithms.shedding.uniform_load_shedder import UniformLoadShedder
 from lb_pipeline.model.config import PulsarConfig
@@ -28,6 +28,9 @@ from lb_pipeline.model.javahash import JavaHashMap
 
 MODULAR_STRATEGIES = {"OverloadShedder": OverloadShedder, "ThresholdShedder": ThresholdShedder,
                       "UniformLoadShedder": UniformLoadShedder, "AvgShedder": AvgShedder}
+# doLoadShedding when selectBroker reads a broker the leader has no load data of (ModularLoadManagerImpl, 4.0.x)
+LOOKUP_FAILED = ("placement picked {}, whose load data the leader does not hold: Pulsar's selectBroker fails there "
+                 "(NullPointerException) and doLoadShedding makes none of the cycle's remaining unloads")
 STRATEGIES = (*MODULAR_STRATEGIES, "TransferShedder")  # every strategy replayed: the modular ones and the extensible one
 PLACEMENTS = {"LeastLongTermMessageRate": LeastLongTermMessageRate,
               "LeastResourceUsageWithWeight": LeastResourceUsageWithWeight,
@@ -105,7 +108,11 @@ class ModularShedding:
                 if reason:
                     out.skips.append(Skip(u.broker, u.bundle, reason))
                     continue
-                dest = self.placement.select(u.bundle, load, config, state)
+                try:
+                    dest = self.placement.select(u.bundle, load, config, state)
+                except LookupFailed as exc:  # Pulsar's selectBroker throws out of doLoadShedding's loops
+                    out.skips.append(Skip(u.broker, u.bundle, LOOKUP_FAILED.format(exc.args[0])))
+                    return out
                 if dest is None:
                     out.skips.append(Skip(u.broker, u.bundle, "placement found no destination"))
                     continue

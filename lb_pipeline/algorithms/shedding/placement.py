@@ -51,6 +51,7 @@ class LeastLongTermMessageRate:
 
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     name: str = "LeastLongTermMessageRate"
+    reads_broker_data = True  # a candidate without load data: Pulsar's getScore throws (NullPointerException)
 
     def scorer(self, load: LoadData, config: PulsarConfig, preallocated: dict | None = None):
         """broker → its score, what does not depend on the broker read once (placement scores every candidate of
@@ -100,6 +101,7 @@ class LeastResourceUsageWithWeight:
     history: dict[str, float] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     name: str = "LeastResourceUsageWithWeight"
+    reads_broker_data = True  # a candidate without load data: Pulsar's update of its EMA throws
 
     def on_active_brokers_change(self, active) -> None:
         keep = set(active)

@@ -54,6 +54,12 @@ class ClusterState:
     non_persistent: frozenset[str] = frozenset()
 
 
+class LookupFailed(Exception):
+    """``selectBroker`` picked a broker the leader holds no load data of and read its report: a
+    ``NullPointerException`` in Pulsar, which ends the lookup (the bundle stays unassigned) or, in
+    ``doLoadShedding``, the cycle (its remaining unloads are not made). ``args[0]``: the broker."""
+
+
 @dataclass
 class ModularPlacement:
     strategy: object
@@ -143,10 +149,12 @@ class ModularPlacement:
         if not cands:
             cands = self._refill(cands, base)
         pick = self._strategy_select(cands, bundle, load, config)
-        if pick is None or pick not in load.brokers:
+        if pick is None:
+            return None
+        if pick not in load.brokers:
             # an isolation policy's broker the leader has no load data of: Pulsar reads its report for the overload
             # check below and the lookup fails (a NullPointerException), the bundle stays unassigned this time
-            return None
+            raise LookupFailed(pick)
         thr = config.get_int("loadBalancerBrokerOverloadedThresholdPercentage") / 100.0
         frame = load.frame(config)
         if frame.weighted_max(weights_of(config))[frame.index[pick]] > thr:
@@ -164,7 +172,10 @@ class ModularPlacement:
     def assign(self, bundle: str, load: LoadData, config: PulsarConfig, state: ClusterState) -> str | None:
         if bundle in self.preallocated_to:
             return self.preallocated_to[bundle]
-        broker = self.select(bundle, load, config, state)
+        try:
+            broker = self.select(bundle, load, config, state)
+        except LookupFailed:
+            return None
         if broker is not None and broker not in load.brokers:
             return None  # preallocateBundle reads the broker's load data: Pulsar's lookup fails, nothing is placed
         if broker is not None:
@@ -175,6 +186,10 @@ class ModularPlacement:
         return broker
 
     def _strategy_select(self, cands: list[str], bundle: str, load: LoadData, config: PulsarConfig) -> str | None:
+        if getattr(self.strategy, "reads_broker_data", False):  # every candidate's, as Pulsar's strategy does
+            missing = next((b for b in cands if b not in load.brokers), None)
+            if missing is not None:
+                raise LookupFailed(missing)
         if isinstance(self.strategy, AvgShedder):
             return self.strategy.select_broker(cands, bundle, load, config)
         return self.strategy.select(cands, load, config, bundle, self.preallocated)

@@ -26,6 +26,9 @@
 //     BrokerLoadManagerClassFilter and BrokerVersionFilter on a LoadData of the brokers' LocalBrokerData
 //     (sorted; "error" where the version filter throws);
 //   "domains": the broker → failure domain map refreshed from the store.
+// And "seeded": per "seeds" entry ({"bundle", "stored"?: BundleData, "quota"?: ResourceQuota, "sample":
+// NamespaceBundleStats}), the BundleData getBundleDataOrDefault reads (the nodes put in the store first) after one
+// update with the sample, as updateBundleData makes it of a bundle it had no data of.
 // And "assigned": where ModularLoadManagerImpl.selectBrokerForAssignment puts the case's "assign" bundles one after
 // the other (a ModularLoadManagerImpl whose available brokers are the case's, initialize()'s fields set from the
 // case: its LoadData, policies, failure domains, bundle-range cache, filter pipeline and placement strategy).
@@ -79,6 +82,7 @@ import org.apache.pulsar.broker.loadbalance.LoadData;
 import org.apache.pulsar.policies.data.loadbalancer.BrokerData;
 import org.apache.pulsar.policies.data.loadbalancer.BundleData;
 import org.apache.pulsar.policies.data.loadbalancer.LocalBrokerData;
+import org.apache.pulsar.policies.data.loadbalancer.NamespaceBundleStats;
 import org.apache.pulsar.broker.loadbalance.LoadManager;
 import org.apache.pulsar.broker.loadbalance.ModularLoadManagerStrategy;
 import org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl;
@@ -355,6 +359,21 @@ public class Policies {
             } catch (RuntimeException e) {  // a broker picked without load data: its overload check throws
                 picks.add("error: " + e.getClass().getSimpleName());
             }
+        }
+        // what updateBundleData makes of a bundle it has no data of: getBundleDataOrDefault (the stored BundleData,
+        // else the bundle's ResourceQuota, else the default), then the report's sample
+        ArrayNode seeded = out.putArray("seeded");
+        for (JsonNode seed : c.path("seeds")) {
+            String bundle = seed.get("bundle").asText();
+            if (seed.has("stored")) {
+                put(store, "/loadbalance/bundle-data/" + bundle, seed.get("stored"));
+            }
+            if (seed.has("quota")) {
+                put(store, "/loadbalance/resource-quota/" + bundle, seed.get("quota"));
+            }
+            BundleData data = leader.getBundleDataOrDefault(bundle);
+            data.update(MAPPER.treeToValue(seed.get("sample"), NamespaceBundleStats.class));
+            seeded.add(MAPPER.valueToTree(data));
         }
         ((java.util.concurrent.ExecutorService) get(leader, ModularLoadManagerImpl.class, "executors")).shutdownNow();
         store.close();
