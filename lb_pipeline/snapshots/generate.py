@@ -67,7 +67,11 @@ def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, star
     seasons = Seasons.draw(days, start_ms, len(cluster.topic_names), len(cluster.namespaces),
                            len(cluster.broker_ids), seed) if days > 1 else None
     rng = np.random.default_rng(seed + 1)
-    averages = TimeAverages(len(cluster.bundle_ns))
+    quotas = resource_quotas(cluster)
+    quota = np.full((len(cluster.bundle_ns), 4), np.nan)
+    for i, q in quotas.items():
+        quota[i] = [q["msgRateIn"], q["msgRateOut"], q["bandwidthIn"], q["bandwidthOut"]]
+    averages = TimeAverages(len(cluster.bundle_ns), quota)
     ema: dict[int, float] = {}
     tp_ema: dict[int, float] = {}
     balancer = GeneratorBalancer(balance, p.interval_minutes) if balance else None
@@ -195,8 +199,8 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
         for i in sorted(stored):  # the ones it wrote to the metadata store
             writer.write_json(layout.bundle_data(f"{c.bundle_ns[i]}/{c.bundle_range[i]}"),
                               seen_data[f"{c.bundle_ns[i]}/{c.bundle_range[i]}"])
-        for bundle, quota in resource_quotas(c).items():  # what an admin set, also in the store
-            writer.write_json(layout.resource_quota(bundle), quota)
+        for i, quota in resource_quotas(c).items():  # what an admin set, also in the store
+            writer.write_json(layout.resource_quota(f"{c.bundle_ns[i]}/{c.bundle_range[i]}"), quota)
         manifest = {
             "formatVersion": FORMAT_VERSION, "cluster": c.name, "snapshotTimestampMs": ts,
             "snapshotTime": datetime.fromtimestamp(ts / 1000, tz=timezone.utc).isoformat().replace("+00:00", "Z"),
@@ -214,18 +218,18 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
         raise
 
 
-def resource_quotas(c: Cluster) -> dict[str, dict]:
+def resource_quotas(c: Cluster) -> dict[int, dict]:
     """The ``ResourceQuota`` an admin set (``resource-quotas set``) for the bundles of the cluster's last namespace
     that no anti-affinity group holds (none where every namespace is in one): each bundle's traffic at the daily
-    mean, as an operator sizing it would, the same in every snapshot. It seeds the leader's averages of such a bundle
-    where the leader starts them afresh (``getBundleDataOrDefault``). Draws nothing from the history's random
-    stream."""
+    mean, as an operator sizing it would, the same in every snapshot, by bundle index. It seeds the leader's averages
+    of such a bundle where the leader starts them afresh (``getBundleDataOrDefault``: ``TimeAverages``). Draws nothing
+    from the history's random stream."""
     ns = c.namespaces[-1] if c.namespaces and c.namespaces[-1] not in c.aa_group else None
     out = {}
     for i in (k for k, name in enumerate(c.bundle_ns) if name == ns):
         topics = np.flatnonzero(c.topic_bundle == i)
         rate, size, fanout = c.base_rate[topics], c.msg_size[topics], c.fanout[topics]
-        out[f"{ns}/{c.bundle_range[i]}"] = {
+        out[i] = {
             "msgRateIn": round(float(rate.sum()), 3), "msgRateOut": round(float((rate * fanout).sum()), 3),
             "bandwidthIn": round(float((rate * size).sum()), 1), "bandwidthOut": round(float((rate * size * fanout).sum()), 1),
             "memory": 64.0, "dynamic": False}

@@ -13,7 +13,8 @@ of a bundle no report lists, and writes it to the metadata store only every
   did (it moved, and the leader dropped its data while no report listed it), as ``getBundleDataOrDefault`` starts
   it: from the bundle's ``ResourceQuota`` where an admin set one (``bronze/resource_quotas``: its rates as both
   averages, with a full window of samples, so the quota weighs 9/10 and 999/1000 after the first sample;
-  ``resource-quota``), else from Pulsar's default seed (``default``). At a bundle's first snapshot of the day the
+  ``resource-quota``; the samples since the cluster's snapshot before applied to it, as if restarted just after it),
+  else from Pulsar's default seed (``default``). At a bundle's first snapshot of the day the
   leader may have held it for long: its first sample stands for its past (``default``), quota or not.
 
 The leader's samples per minute come from the brokers' logs where they were collected (``bronze/lb_events``, kind
@@ -134,6 +135,8 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
     continued = (before == pdf["cluster_previous_ts"]).to_numpy() & (step > 0) & np.array(kept_by, dtype=bool)
     rate = pdf["leader_samples_per_minute"].astype(float).fillna(samples_per_minute).to_numpy()
     k = np.where(step == 0, 1, np.maximum(1, np.round(minutes * rate))).astype(np.int64)
+    since_cluster = ((pdf["snapshot_ts"] - pdf["cluster_previous_ts"]).dt.total_seconds() / 60.0).fillna(0.0).to_numpy()
+    k_fresh = np.maximum(1, np.round(since_cluster * rate)).astype(np.int64)
     # the samples the leader took between writing the stored BundleData and the snapshot
     ts_ms = (pdf["snapshot_ts"] - pd.Timestamp(0, tz=pdf["snapshot_ts"].dt.tz)).dt.total_seconds().to_numpy() * 1000
     written = pdf["written_ms"].astype(float).to_numpy()
@@ -158,7 +161,9 @@ def _rebuild_time_averages(pdf, samples_per_minute: float):
                 fresh_n = np.where(quota[rows], window, 0)  # getBundleDataOrDefault: a quota's window is full
                 n0 = np.where(go_on, n[w][rows - 1], fresh_n)
                 start = {f: np.where(go_on, avg[(w, f)][rows - 1], seed[f][rows]) for f in FIELDS}
-                kk = np.where(go_on, k[rows], 1)
+                # afresh: one sample stands for all (they replace the default seed) but a quota's weight depends on
+                # how many: those since the cluster's snapshot before (the earliest restart: the quota's least weight)
+                kk = np.where(go_on, k[rows], np.where(quota[rows], k_fresh[rows], 1))
                 for f in FIELDS:
                     n[w][rows], avg[(w, f)][rows] = update_many(n0, start[f], x[f][rows], kk, window)
                 rebuilt_rate[w][rows] = avg[(w, "msg_rate_in")][rows] + avg[(w, "msg_rate_out")][rows]

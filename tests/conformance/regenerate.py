@@ -109,7 +109,8 @@ def main() -> int:
     args = ap.parse_args()
     oracle = Path(args.oracle)
     if not (oracle / "pom.xml").is_file():
-        print(f"no pulsar-oracle at {oracle}: pass --oracle", file=sys.stderr)
+        print(f"no pulsar-oracle at {oracle.resolve()} (no pom.xml there): give the folder of the pulsar-oracle tool, "
+              f"`make conformance ORACLE=/path/to/pulsar-oracle` or `--oracle /path/to/pulsar-oracle`", file=sys.stderr)
         return 2
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None:
