@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 83 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 87 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import gzip
@@ -262,6 +262,13 @@ def build(landing: Path, outside: Path) -> Corpus:
     shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")
     _edit(bd3[2], lambda d: d["longTermData"].update(numSamples=5000, maxSamples=1000))
     c.kind("more samples than the window", bd3[2], "longTermData.numSamples", {"bundle_data": 1})
+    rq3 = _files(s3, "lb/resource-quota/*/*/*")  # an admin's quotas (the metadata store, as collected)
+    _edit(rq3[0], lambda d: d.update(msgRateIn=-5.0)); c.kind("negative quota rate", rq3[0], "msgRateIn", {"resource_quotas": 1})
+    _edit(rq3[1], lambda d: d.update(bandwidthOut="lots")); c.kind("quota bandwidth a string", rq3[1], "bandwidthOut", {"resource_quotas": 1})
+    _edit(rq3[2], lambda d: d.update(dynamic="maybe")); c.kind("quota flag 'maybe'", rq3[2], "dynamic", {"resource_quotas": 1})
+    b3 = _files(s3, "lb/brokers/*")[0]  # Jackson refuses it, so the leader holds no report of that broker either
+    _edit(b3, lambda d: d.update(nonPersistentTopicsEnabled=[True]))
+    c.kind("array for a broker's topic-kind flag", b3, "nonPersistentTopicsEnabled", {"broker_reports": 1})
 
     # paths: never read, quarantined by name
     (s3 / "lb/brokers/broker-9.pulsar.svc:8080.json").write_text(b0[4].read_text())
