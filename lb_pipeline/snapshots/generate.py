@@ -37,6 +37,7 @@ from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, P
     apply_events, apply_incidents, build_cluster, restart_broker, topic_rates,
 )
 from lb_pipeline.snapshots.capacity_model import cpu_points, nic_out_bits
+from lb_pipeline.snapshots.quotas import quota_array, resource_quotas
 from lb_pipeline.snapshots.seasons import Seasons
 def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, start: str = DEFAULT_START,
              cluster_name: str = "demo-cluster", snapshots: int | None = None,
@@ -67,11 +68,7 @@ def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, star
     seasons = Seasons.draw(days, start_ms, len(cluster.topic_names), len(cluster.namespaces),
                            len(cluster.broker_ids), seed) if days > 1 else None
     rng = np.random.default_rng(seed + 1)
-    quotas = resource_quotas(cluster)
-    quota = np.full((len(cluster.bundle_ns), 4), np.nan)
-    for i, q in quotas.items():
-        quota[i] = [q["msgRateIn"], q["msgRateOut"], q["bandwidthIn"], q["bandwidthOut"]]
-    averages = TimeAverages(len(cluster.bundle_ns), quota)
+    averages = TimeAverages(len(cluster.bundle_ns), quota_array(cluster))
     ema: dict[int, float] = {}
     tp_ema: dict[int, float] = {}
     balancer = GeneratorBalancer(balance, p.interval_minutes) if balance else None
@@ -216,24 +213,6 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
     except BaseException:
         writer.abort()
         raise
-
-
-def resource_quotas(c: Cluster) -> dict[int, dict]:
-    """The ``ResourceQuota`` an admin set (``resource-quotas set``) for the bundles of the cluster's last namespace
-    that no anti-affinity group holds (none where every namespace is in one): each bundle's traffic at the daily
-    mean, as an operator sizing it would, the same in every snapshot, by bundle index. It seeds the leader's averages
-    of such a bundle where the leader starts them afresh (``getBundleDataOrDefault``: ``TimeAverages``). Draws nothing
-    from the history's random stream."""
-    ns = c.namespaces[-1] if c.namespaces and c.namespaces[-1] not in c.aa_group else None
-    out = {}
-    for i in (k for k, name in enumerate(c.bundle_ns) if name == ns):
-        topics = np.flatnonzero(c.topic_bundle == i)
-        rate, size, fanout = c.base_rate[topics], c.msg_size[topics], c.fanout[topics]
-        out[i] = {
-            "msgRateIn": round(float(rate.sum()), 3), "msgRateOut": round(float((rate * fanout).sum()), 3),
-            "bandwidthIn": round(float((rate * size).sum()), 1), "bandwidthOut": round(float((rate * size * fanout).sum()), 1),
-            "memory": 64.0, "dynamic": False}
-    return out
 
 
 def _topics_doc(c: Cluster, reported, topics_by_bundle, rate_in, rate_out, t_in, t_out, consumers, ts) -> dict:
