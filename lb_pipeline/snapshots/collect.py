@@ -32,7 +32,8 @@ from lb_pipeline.snapshots import collect_leader, layout, leader_cycle
 from lb_pipeline.snapshots.admin_client import AdminClient, RequestFailed
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 
-NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average", "lb/resource-quota"]  # the store only (quotas: a REST call a bundle)
+# read from the metadata store only (the admin API serves resource quotas one bundle a request)
+NOT_VIA_REST = ["lb/bundle-data", "lb/broker-time-average", "lb/resource-quota"]
 __all__ = ["AdminClient", "RequestFailed", "collect"]
 
 

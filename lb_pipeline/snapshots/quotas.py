@@ -22,7 +22,8 @@ def resource_quotas(c: Cluster) -> dict[int, dict]:
         rate, size, fanout = c.base_rate[topics], c.msg_size[topics], c.fanout[topics]
         out[i] = {
             "msgRateIn": round(float(rate.sum()), 3), "msgRateOut": round(float((rate * fanout).sum()), 3),
-            "bandwidthIn": round(float((rate * size).sum()), 1), "bandwidthOut": round(float((rate * size * fanout).sum()), 1),
+            "bandwidthIn": round(float((rate * size).sum()), 1),
+            "bandwidthOut": round(float((rate * size * fanout).sum()), 1),
             "memory": 64.0, "dynamic": False}
     return out
 
