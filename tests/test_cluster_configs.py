@@ -219,3 +219,34 @@ def test_the_replays_and_the_simulation_know_which_bundles_serve_non_persistent_
     # without topic rows (a caller that has none): nothing flagged
     bare = [r.asDict() for r in policy_rows(ownership, namespaces, config, domains).collect()]
     assert "non_persistent" not in bare[0] and not Policies.from_rows(bare).state([], rows[1]["t_ms"]).non_persistent
+
+
+def test_the_nightly_replay_sends_no_bundle_with_a_non_persistent_topic_to_a_broker_that_serves_none(lake, spark):
+    """The demo night replayed again with one broker's reports saying ``nonPersistentTopicsEnabled: false`` (the
+    broker tonight's modular replays sent bundles with non-persistent topics to most): no modular strategy sends
+    such a bundle there any more, as Pulsar's ``applyNamespacePolicies`` would not; the flags come from the bronze
+    rows and the bundles' topics from ``bronze/topic_stats``."""
+    from collections import Counter
+
+    from lb_pipeline.transforms import gold, silver
+
+    def read(layer, table):
+        return lake.read(spark, layer, table, DEMO_DAY)
+
+    modular = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder")
+    flagged = {(r.snapshot_ts, r.bundle) for r in read("bronze", "topic_stats").where(
+        F.col("domain") == "non-persistent").select("snapshot_ts", "bundle").distinct().collect()}
+    tonight = [r for r in read("gold", "shedding_decisions").collect() if r.strategy in modular]
+    to = Counter(r.destination for r in tonight if (r.snapshot_ts, r.bundle) in flagged and r.destination)
+    assert to, "the demo's modular replays move no bundle with a non-persistent topic"
+    target = to.most_common(1)[0][0]
+    reports = read("bronze", "broker_reports").withColumn("non_persistent_topics_enabled",
+                                                          F.col("broker") != F.lit(target))
+    configs = cluster_configs(read("bronze", "config"), read("bronze", "snapshots")).default
+    again = gold.shedding_decisions(
+        reports, read("bronze", "bundle_reports"), read("silver", "bundle_time_averages"), read("bronze", "ownership"),
+        silver.layouts(read("bronze", "namespaces"), read("bronze", "ownership")), read("bronze", "config"),
+        read("bronze", "failure_domains"), configs, topic_stats=read("bronze", "topic_stats"))
+    replayed = [r for r in again.collect() if r.strategy in modular]
+    assert replayed and not [r for r in replayed if (r.snapshot_ts, r.bundle) in flagged and r.destination == target]
+    assert any(r.destination == target for r in replayed)  # it still takes bundles serving persistent topics only
