@@ -33,11 +33,11 @@ from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.balance import GeneratorBalancer
 from lb_pipeline.snapshots.layout import FORMAT_VERSION, SnapshotWriter
 from lb_pipeline.snapshots.synthetic_cluster import (  # noqa: F401  (PRESETS, Preset: the generator's API)
-    DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SCENARIOS, SHORT_SAMPLES, Cluster, Preset, TimeAverages,
+    DEFAULT_START, LONG_SAMPLES, PRESETS, PULSAR_VERSION, SCENARIOS, SHORT_SAMPLES, Cluster, Preset,
     apply_events, apply_incidents, build_cluster, restart_broker, topic_rates,
 )
 from lb_pipeline.snapshots.capacity_model import cpu_points, nic_out_bits
-from lb_pipeline.snapshots.quotas import quota_array, resource_quotas
+from lb_pipeline.snapshots.leader_model import TimeAverages, quota_array, resource_quotas
 from lb_pipeline.snapshots.seasons import Seasons
 def generate(out: str | Path, preset: str | Preset = "demo", seed: int = 7, start: str = DEFAULT_START,
              cluster_name: str = "demo-cluster", snapshots: int | None = None,

@@ -1,8 +1,8 @@
 """The generated cluster's model: presets, the static shape of brokers, namespaces, bundles and topics, the
 scripted events that move ownership, and the topic traffic of each step (``generate`` writes it out as snapshots).
 
-Pure functions of (preset, seed, start time) on NumPy arrays; ``TimeAverages`` keeps the leader's per-bundle
-``TimeAverageMessageData`` as Pulsar's ``ModularLoadManagerImpl`` updates it between snapshots.
+Pure functions of (preset, seed, start time) on NumPy arrays; the leader's per-bundle averages are kept by
+``leader_model.TimeAverages``.
 """
 
 from __future__ import annotations
@@ -261,48 +261,3 @@ def topic_rates(cluster: Cluster, step: int, n_steps: int, ts_ms: int, rng: np.r
     rate[spikes] *= rng.uniform(3, 8, size=int(spikes.sum()))
     rate[cluster.base_rate == 0] = 0.0
     return rate
-
-
-class TimeAverages:
-    """The leader's in-memory ``TimeAverageMessageData`` for every bundle (short 10, long 1000 samples)."""
-
-    def __init__(self, n_bundles: int, quota: np.ndarray | None = None):
-        self.n = {w: np.zeros(n_bundles) for w in (SHORT_SAMPLES, LONG_SAMPLES)}
-        self.v = {w: np.tile([DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_THROUGHPUT,
-                              DEFAULT_BUNDLE_THROUGHPUT], (n_bundles, 1)) for w in (SHORT_SAMPLES, LONG_SAMPLES)}
-        self.quota = quota  # (bundles, 4) a ResourceQuota's rates and bandwidths, NaN where a bundle has none
-
-    def follow_owners(self, owner: np.ndarray) -> None:
-        """A bundle whose owner changed since the last call starts afresh, as the leader drops the data of a bundle
-        no report lists while it moves (``ModularLoadManagerImpl.updateBundleData``): from its resource quota with a
-        full window where it has one, else from the default seed (``getBundleDataOrDefault``)."""
-        before = getattr(self, "_owner", None)
-        if before is not None:
-            n = min(len(before), len(owner), len(self.n[SHORT_SAMPLES]))
-            moved = np.zeros(len(self.n[SHORT_SAMPLES]), dtype=bool)
-            moved[:n] = (before[:n] != owner[:n]) & (before[:n] >= 0)
-            quoted = np.zeros_like(moved)
-            if self.quota is not None:
-                k = min(len(self.quota), len(moved))
-                quoted[:k] = moved[:k] & ~np.isnan(self.quota[:k, 0])
-            for w in (SHORT_SAMPLES, LONG_SAMPLES):
-                self.n[w][moved] = 0
-                self.v[w][moved] = [DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_RATE, DEFAULT_BUNDLE_THROUGHPUT,
-                                    DEFAULT_BUNDLE_THROUGHPUT]
-                if quoted.any():
-                    self.n[w][quoted] = w
-                    self.v[w][quoted] = self.quota[quoted[:len(self.quota)]]
-        self._owner = owner.copy()
-
-    def sample(self, mask: np.ndarray, x: np.ndarray, events: int) -> None:
-        """Apply ``n = min(n+1, max); avg = ((n-1)*avg + x)/n`` ``events`` times to the bundles in ``mask``."""
-        for w in (SHORT_SAMPLES, LONG_SAMPLES):
-            n, v = self.n[w], self.v[w]
-            for _ in range(events):
-                n[mask] = np.minimum(n[mask] + 1, w)
-                v[mask] = ((n[mask, None] - 1) * v[mask] + x[mask]) / n[mask, None]
-
-    def as_json(self, i: int, w: int) -> dict:
-        rin, rout, tin, tout = self.v[w][i]
-        return {"maxSamples": w, "numSamples": int(self.n[w][i]), "msgThroughputIn": float(tin),
-                "msgThroughputOut": float(tout), "msgRateIn": float(rin), "msgRateOut": float(rout)}
