@@ -1,9 +1,10 @@
 """Nights of the main command that a test only inspects afterwards, run beside the rest of the suite.
 
-The crash-and-rerun scenario is four ``python -m assets.run`` processes with their own JVMs and a standalone
-Spark cluster: 290 s of a 1,033 s suite when run in turn. It runs in one background thread started with the
-session (``conftest``), overlapping the in-process tests, which leave a core idle part of the time; its test
-waits for the result and asserts on it in the foreground, and a run that breaks raises there, with its log.
+The crash-and-rerun scenario is five ``python -m assets.run`` processes with their own JVMs and a standalone
+Spark cluster: 290 s of a 1,033 s suite when run in turn (with two kills). Each night runs in a background thread
+of its own started with the session (``conftest``), overlapping the in-process tests, which leave a core idle part
+of the time; its test waits for the result and asserts on it in the foreground, and a run that breaks raises
+there, with its log.
 """
 
 import json
@@ -64,17 +65,21 @@ def _finish(proc: subprocess.Popen, stop: threading.Event, log: Path) -> int:
     return proc.returncode
 
 
-# The crashed night: kill -9 during bronze, again during gold, then a re-run on a Spark standalone cluster while a
-# second run of the same day is started beside it.
+# The crashed night: kill -9 during bronze, again during silver, again during gold, then a re-run on a Spark
+# standalone cluster while a second run of the same day is started beside it.
+
+# Gold tables computed from silver ones: a run's commit to one of them is its gold work after silver. (Others, such as
+# the load model and the simulation, need only bronze and may come before silver.)
+AFTER_SILVER = {"broker_load_summary", "shedding_decisions", "split_triggers", "capacity_forecast", "pathologies"}
+
 
 @dataclass
 class CrashedNight:
     lake: Path
     reports: Path
     worker_dir: Path
-    silver_after_first_kill: bool
-    report_after_second_kill: bool
-    night_runs_after_second_kill: Path  # a copy of gold/night_runs as the killed night left it
+    killed: list  # per kill, in order: (where, the tables that run committed as layer/table, a report existed)
+    night_runs_between: list  # per kill: a copy of gold/night_runs as the killed run left it
     doubled: subprocess.CompletedProcess
     doubled_seconds: float
     rerun_alive_after_doubled: bool
@@ -83,23 +88,29 @@ class CrashedNight:
     rerun_output: str
 
 
+def _commits(lake: Path) -> set[Path]:
+    return set(lake.glob("*/*/_delta_log/*.json"))
+
+
 def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNight:
     lake, reports = tmp / "lake", tmp / "reports"
-    committed = lambda pattern: lambda: any(lake.glob(f"{pattern}/_delta_log/*.json"))  # noqa: E731
-    first = main_command(landing, lake, reports, tmp / "first.log")
-    _until(committed("bronze/snapshots"), first, stop, tmp / "first.log")
-    _kill(first)
-    silver = any(lake.glob("silver/*/_delta_log"))
-    second = main_command(landing, lake, reports, tmp / "second.log")
-    # a gold table of the night's work (gold/night_runs is written by its first step)
-    _until(lambda: any(p.parent.parent.name != "night_runs" for p in lake.glob("gold/*/_delta_log/*.json")),
-           second, stop, tmp / "second.log")
-    _kill(second)
-    report = any(reports.glob(f"*/{DEMO_DAY}.html"))
-    between = Path(shutil.copytree(lake / "gold" / "night_runs", tmp / "night_runs_between"))
+    # where each run is killed: the first commit of that run to a table of the stage
+    points = [("bronze", lambda c: c.parts[-4] == "bronze"),
+              ("silver", lambda c: c.parts[-4] == "silver"),
+              ("gold", lambda c: c.parts[-4] == "gold" and c.parts[-3] in AFTER_SILVER)]
+    killed, between = [], []
+    for k, (where, at) in enumerate(points):
+        before, log = _commits(lake), tmp / f"killed-{k + 1}-{where}.log"
+        run = main_command(landing, lake, reports, log)
+        _until(lambda: any(at(c) for c in _commits(lake) - before), run, stop, log)
+        _kill(run)
+        new = _commits(lake) - before
+        killed.append((where, sorted({f"{c.parts[-4]}/{c.parts[-3]}" for c in new}),
+                       any(reports.glob(f"*/{DEMO_DAY}.html"))))
+        between.append(Path(shutil.copytree(lake / "gold" / "night_runs", tmp / f"night_runs_after_kill_{k + 1}")))
 
     with standalone_cluster(tmp / "standalone", stop) as (master, work):
-        log = tmp / "third.log"
+        log = tmp / "rerun.log"
         third = main_command(landing, lake, reports, log, LB_SPARK_MASTER=master,
                              LB_SPARK_CONF=json.dumps({**spark_settings_from_env(ENV).conf,
                                                         "spark.executor.memory": "2g", "spark.cores.max": "2"}))
@@ -111,7 +122,7 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
                                  timeout=300)
         seconds, alive = time.monotonic() - started, third.poll() is None
         code = _finish(third, stop, log)
-        return CrashedNight(lake, reports, work, silver, report, between, doubled, seconds, alive, third.pid, code,
+        return CrashedNight(lake, reports, work, killed, between, doubled, seconds, alive, third.pid, code,
                             log.read_text(errors="replace")[-8000:])
 
 

@@ -1,7 +1,7 @@
 """A crashed or doubled main command loses nothing.
 
-``kill -9`` during bronze writes, again during gold writes, then a re-run — on a Spark standalone cluster — and
-every table holds exactly what a clean ``local[2]`` run writes (row count and content checksum per table). A second run of the same day started while one is running
+``kill -9`` during bronze writes, again during silver, again during gold, then a re-run — on a Spark standalone
+cluster — and every table holds exactly what a clean ``local[2]`` run writes (row count and content checksum per table). A second run of the same day started while one is running
 exits at once naming the run that holds the day, and the first completes with one report."""
 
 import os
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
+from tests.background import AFTER_SILVER
 from tests.conftest import DEMO_DAY, table_fingerprints
 
 pytestmark = pytest.mark.spark
@@ -43,17 +44,23 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
         pass
 
 
-def test_kill_9_in_bronze_and_in_gold_then_a_rerun_on_a_spark_cluster_equals_a_clean_local_run(
+def test_kill_9_in_bronze_in_silver_and_in_gold_then_a_rerun_on_a_spark_cluster_equals_a_clean_local_run(
         crashed_night, spark, lake, demo_landing):
     """The re-run that finishes the night goes to a standalone master and worker (``LB_SPARK_MASTER=spark://…``):
     the nightly job runs unchanged on a real cluster, and what it writes equals the ``local[2]`` run's tables. The
     runs themselves ran beside the suite (``tests/background.py``)."""
     night = crashed_night
-    assert not night.silver_after_first_kill  # killed inside bronze
-    assert not night.report_after_second_kill  # killed inside gold, before the report
-    # the killed night was marked partial in between (gold/night_runs: running), the re-run marked it complete
+    (bronze, bronze_tables, _), (silver, silver_tables, _), (gold, gold_tables, report) = night.killed
+    assert (bronze, silver, gold) == ("bronze", "silver", "gold")
+    layers = lambda tables: {t.split("/")[0] for t in tables if t != "gold/night_runs"}  # noqa: E731
+    assert layers(bronze_tables) == {"bronze"}  # killed inside bronze
+    written = {p.parent.name for p in (night.lake / "silver").glob("*/_delta_log")}
+    assert 0 < len({t for t in silver_tables if t.startswith("silver/")}) < len(written)  # inside silver
+    assert not {t for t in silver_tables if t.split("/")[1] in AFTER_SILVER}
+    assert {t for t in gold_tables if t.split("/")[1] in AFTER_SILVER} and not report  # inside gold, before the report
+    # each killed night was left marked partial (gold/night_runs: running), the re-run marked it complete
     status = lambda path: [r.status for r in spark.read.format("delta").load(str(path)).collect()]  # noqa: E731
-    assert status(night.night_runs_after_second_kill) == ["running"]
+    assert [status(path) for path in night.night_runs_between] == [["running"]] * 3
     assert status(night.lake / "gold" / "night_runs") == ["complete"]
     assert night.doubled.returncode == 3 and f"pid {night.rerun_pid}" in night.doubled.stderr, night.doubled.stderr
     assert night.rerun_alive_after_doubled, "the doubled run should have left while the first still ran"
