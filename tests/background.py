@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lb_pipeline.settings import spark_settings_from_env
-from tests.conftest import DEMO_DAY, HUNDRED_SHAPE, REAL_DAY, REAL_FIXTURE, free_port
+from tests.conftest import DEMO_DAY, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 # The environment as the session started: tests that set variables (monkeypatch, LB_MAX_FILE_BYTES) while a
@@ -212,51 +212,6 @@ def real_night(_landing: Path, tmp: Path, stop: threading.Event) -> RealNight:
         _kill(daemon)
     return RealNight(lake, reports, 0 if last["status"] == "SUCCESS" else 1, log.read_text(errors="replace"),
                      last["sensor"], killed)
-
-
-# Whole nights the tests only read, run by the main command as production runs them: the hostile corpus's, and the
-# real 4.0.7 recording's beside a generated cluster of M's broker count. In-process they held the rest of the suite
-# for two minutes, with a core idle a quarter of it; here they fill the cores the in-process tests leave idle.
-
-@dataclass
-class ProcessNight:
-    landing: Path
-    lake: Path
-    reports: Path
-    code: int  # the main command's exit status
-    output: str  # what it printed (stdout and stderr), decoded strictly
-
-
-def _night(landing: Path, tmp: Path, stop: threading.Event, **env: str) -> ProcessNight:
-    lake, reports, log = tmp / "lake", tmp / "reports", tmp / "night.log"
-    code = _finish(main_command(landing, lake, reports, log, **env), stop, log)
-    return ProcessNight(landing, lake, reports, code, log.read_bytes().decode("utf-8"))
-
-
-SECRET = "lb-pipeline-test-secret-4f1c"  # the content of a file outside the landing folder, linked from inside it
-
-
-def hostile_night(demo_landing: Path, tmp: Path, stop: threading.Event):
-    """(the corpus, its night): the demo day broken in every way ``tests/hostile_corpus.py`` knows."""
-    from tests.hostile_corpus import MAX_BYTES, build
-
-    outside = tmp / "outside" / "secret.json"
-    outside.parent.mkdir()
-    outside.write_text(json.dumps({"token": SECRET}))
-    corpus = build(Path(shutil.copytree(demo_landing, tmp / "landing")), outside)
-    return corpus, _night(corpus.landing, tmp, stop, LB_MAX_FILE_BYTES=str(MAX_BYTES))
-
-
-def real_and_hundred_night(_landing: Path, tmp: Path, stop: threading.Event) -> ProcessNight:
-    """The first real Pulsar 4.0.7 recording (cluster lbtest, exactly as the first collector wrote it) and, beside it
-    in the same landing and night, a generated cluster of M's broker count (cluster hundred: few topics and two
-    snapshots, since the report's size is set by the brokers): one night for both, each test reading its cluster."""
-    from lb_pipeline.snapshots.generate import Preset, generate
-
-    landing = Path(shutil.copytree(REAL_FIXTURE, tmp / "landing"))
-    generate(landing, Preset("M-brokers", **HUNDRED_SHAPE), seed=3, start=f"{REAL_DAY}T08:00:00Z",
-             cluster_name="hundred")
-    return _night(landing, tmp, stop)
 
 
 # A Spark standalone master and one worker, started from the installed pyspark on 127.0.0.1.

@@ -1,8 +1,7 @@
 """Shared fixtures: one SparkSession for the whole run, one generated demo history, and one materialization of
 the asset graph into a temporary lake that the bronze and silver tests read (Spark jobs cost ~1 s each here,
-so the graph runs once, not once per test). The nights that tests only inspect (the crashed and re-run night, the
-daemon's, the hostile corpus's, the real recording's with the 100-broker cluster) run beside the rest as the main
-command, in the background (``tests/background.py``)."""
+so the graph runs once, not once per test); the real recording's night holds the 100-broker cluster as well. The
+nights that tests only inspect run beside the rest, in the background (``tests/background.py``)."""
 
 import json
 import os
@@ -88,12 +87,30 @@ def pipeline_run(spark, demo_landing, tmp_path_factory):
     return whole_night(demo_landing, DEMO_DAY, lake_root, reports_root), lake_root, reports_root
 
 
-# The night of the first real Pulsar 4.0.7 recording (tests/fixtures/real-pulsar-4.0.7, cluster lbtest) and, beside it,
-# a generated cluster of M's broker count (cluster hundred): made in the background (tests/background.py).
+# The night of the first real Pulsar 4.0.7 recording (tests/fixtures/real-pulsar-4.0.7, cluster lbtest, exactly as the
+# first collector wrote it) and, beside it in the same landing and night, a generated cluster of M's broker count
+# (cluster hundred: few topics and two snapshots, since the report's size is set by the brokers): one night's fixed
+# cost for both, each test reading its own cluster.
 REAL_FIXTURE = Path(__file__).parent / "fixtures" / "real-pulsar-4.0.7"
 REAL_DAY = "2026-11-22"
 HUNDRED_SHAPE = dict(brokers=100, topics=3_000, snapshots=2, interval_minutes=60, bundles_per_namespace=(4, 8),
                      topics_per_namespace=150)
+
+
+@pytest.fixture(scope="session")
+def real_and_hundred_night(spark, tmp_path_factory):
+    """(result, lake, reports root) of the whole graph, checks included, on the real recording and the 100 brokers."""
+    import shutil
+
+    from lb_pipeline.snapshots.generate import Preset, generate
+    from lb_pipeline.spark.lake import Lake
+
+    tmp = tmp_path_factory.mktemp("real-and-hundred")
+    landing = Path(shutil.copytree(REAL_FIXTURE, tmp / "landing"))
+    generate(landing, Preset("M-brokers", **HUNDRED_SHAPE), seed=3, start=f"{REAL_DAY}T08:00:00Z",
+             cluster_name="hundred")
+    result = whole_night(landing, REAL_DAY, tmp / "lake", tmp / "reports")
+    return result, Lake(str(tmp / "lake")), tmp / "reports"
 
 
 @pytest.fixture(scope="session")
@@ -131,9 +148,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-# Nights that tests only inspect run beside the rest of the suite (tests/background.py), two at a time from the
-# session's start, the next as one ends; each only when a collected test asks for it.
-BACKGROUND = ("real_night", "crashed_night", "hostile_night", "real_and_hundred_night")
+# Nights that tests only inspect run beside the rest of the suite (tests/background.py), each in a thread of its own
+# started with the session; each only when a collected test asks for it.
+BACKGROUND = ("real_night", "crashed_night")  # the longest last
 
 
 def pytest_collection_modifyitems(items):
@@ -153,7 +170,7 @@ def _background_nights(request, tmp_path_factory):
         yield {}
         return
     landing, stop = request.getfixturevalue("demo_landing"), threading.Event()
-    pool = ThreadPoolExecutor(2, thread_name_prefix="night")  # the first two at once, the others as they end
+    pool = ThreadPoolExecutor(len(wanted), thread_name_prefix="night")
     try:
         yield {n: pool.submit(getattr(background, n), landing, tmp_path_factory.mktemp(n), stop) for n in wanted}
     finally:
@@ -169,18 +186,3 @@ def crashed_night(_background_nights):
 @pytest.fixture(scope="session")
 def real_night(_background_nights):
     return _background_nights["real_night"].result()
-
-
-@pytest.fixture(scope="session")
-def hostile_night(_background_nights):
-    """(the hostile corpus, its night by the main command)."""
-    return _background_nights["hostile_night"].result()
-
-
-@pytest.fixture(scope="session")
-def real_and_hundred_night(_background_nights):
-    """(the night by the main command, its lake, its reports root) of the real recording and the 100 brokers."""
-    from lb_pipeline.spark.lake import Lake
-
-    night = _background_nights["real_and_hundred_night"].result()
-    return night, Lake(str(night.lake)), night.reports

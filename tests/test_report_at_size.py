@@ -16,8 +16,8 @@ CLUSTER = "hundred"  # M's broker count, in the night of the real recording (con
 
 @pytest.fixture(scope="module")
 def hundred_brokers(real_and_hundred_night):
-    night, lake, reports = real_and_hundred_night
-    assert night.code == 0, night.output[-3000:]
+    result, lake, reports = real_and_hundred_night
+    assert result.success
     return reports / CLUSTER / f"{DAY}.html", lake
 
 
