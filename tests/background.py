@@ -1,10 +1,10 @@
 """Nights of the main command that a test only inspects afterwards, run beside the rest of the suite.
 
 The crash-and-rerun scenario is five ``python -m assets.run`` processes with their own JVMs and a standalone
-Spark cluster: 290 s of a 1,033 s suite when run in turn (with two kills). Each night runs in a background thread
-of its own started with the session (``conftest``), overlapping the in-process tests, which leave a core idle part
-of the time; its test waits for the result and asserts on it in the foreground, and a run that breaks raises
-there, with its log.
+Spark cluster: 290 s of a 1,033 s suite when run in turn (with two kills). The nights run one after the other in a
+background thread started with the session (``conftest``), overlapping the in-process tests, which leave a core
+idle part of the time; a night's test waits for the result and asserts on it in the foreground, and a run that
+breaks raises there, with its log.
 """
 
 import json

@@ -148,9 +148,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-# Nights that tests only inspect run beside the rest of the suite (tests/background.py), each in a thread of its own
-# started with the session; each only when a collected test asks for it.
-BACKGROUND = ("real_night", "crashed_night")  # the longest last
+# Nights that tests only inspect run beside the rest of the suite (tests/background.py), one after the other in a
+# thread started with the session; each only when a collected test asks for it.
+BACKGROUND = ("crashed_night", "real_night")
 
 
 def pytest_collection_modifyitems(items):
@@ -170,7 +170,7 @@ def _background_nights(request, tmp_path_factory):
         yield {}
         return
     landing, stop = request.getfixturevalue("demo_landing"), threading.Event()
-    pool = ThreadPoolExecutor(len(wanted), thread_name_prefix="night")
+    pool = ThreadPoolExecutor(1, thread_name_prefix="night")
     try:
         yield {n: pool.submit(getattr(background, n), landing, tmp_path_factory.mktemp(n), stop) for n in wanted}
     finally:
