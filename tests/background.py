@@ -68,9 +68,15 @@ def _finish(proc: subprocess.Popen, stop: threading.Event, log: Path) -> int:
 # The crashed night: kill -9 during bronze, again during silver, again during gold, then a re-run on a Spark
 # standalone cluster while a second run of the same day is started beside it.
 
-# Gold tables computed from silver ones: a run's commit to one of them is its gold work after silver. (Others, such as
-# the load model and the simulation, need only bronze and may come before silver.)
-AFTER_SILVER = {"broker_load_summary", "shedding_decisions", "split_triggers", "capacity_forecast", "pathologies"}
+
+def after_silver() -> set[str]:
+    """The gold tables computed from a silver one, read from the asset graph: a run's commit to one of them is its
+    gold work after silver. (Others, such as the load model and the simulation, need only bronze and may come
+    before silver.)"""
+    from assets.definitions import all_assets
+
+    return {key.path[-1] for a in all_assets for key in a.keys
+            if key.path[0] == "gold" and any(d.path[0] == "silver" for d in a.asset_deps.get(key, ()))}
 
 
 @dataclass
@@ -95,9 +101,10 @@ def _commits(lake: Path) -> set[Path]:
 def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNight:
     lake, reports = tmp / "lake", tmp / "reports"
     # where each run is killed: the first commit of that run to a table of the stage
+    gold = after_silver()
     points = [("bronze", lambda c: c.parts[-4] == "bronze"),
               ("silver", lambda c: c.parts[-4] == "silver"),
-              ("gold", lambda c: c.parts[-4] == "gold" and c.parts[-3] in AFTER_SILVER)]
+              ("gold", lambda c: c.parts[-4] == "gold" and c.parts[-3] in gold)]
     killed, between = [], []
     for k, (where, at) in enumerate(points):
         before, log = _commits(lake), tmp / f"killed-{k + 1}-{where}.log"
@@ -111,18 +118,18 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
 
     with standalone_cluster(tmp / "standalone", stop) as (master, work):
         log = tmp / "rerun.log"
-        third = main_command(landing, lake, reports, log, LB_SPARK_MASTER=master,
+        rerun = main_command(landing, lake, reports, log, LB_SPARK_MASTER=master,
                              LB_SPARK_CONF=json.dumps({**spark_settings_from_env(ENV).conf,
                                                         "spark.executor.memory": "2g", "spark.cores.max": "2"}))
         lock = lake / ".locks" / f"{DEMO_DAY}.lock"
-        _until(lambda: lock.is_file() and f"pid {third.pid} " in lock.read_text(), third, stop, log, timeout=300)
+        _until(lambda: lock.is_file() and f"pid {rerun.pid} " in lock.read_text(), rerun, stop, log, timeout=300)
         started = time.monotonic()
         doubled = subprocess.run([sys.executable, "-m", "assets.run", "--landing", str(landing), "--lake", str(lake),
                                   "--reports", str(reports)], cwd=ROOT, env=ENV, capture_output=True, text=True,
                                  timeout=300)
-        seconds, alive = time.monotonic() - started, third.poll() is None
-        code = _finish(third, stop, log)
-        return CrashedNight(lake, reports, work, killed, between, doubled, seconds, alive, third.pid, code,
+        seconds, alive = time.monotonic() - started, rerun.poll() is None
+        code = _finish(rerun, stop, log)
+        return CrashedNight(lake, reports, work, killed, between, doubled, seconds, alive, rerun.pid, code,
                             log.read_text(errors="replace")[-8000:])
 
 
