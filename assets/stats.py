@@ -48,7 +48,7 @@ def broker_usage(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
 
 
 @dg.asset(key=["silver", "bundle_time_averages"], deps=[key("bronze", t) for t in ("bundle_reports", "bundle_data",
-                                                                                  "resource_quotas",
+                                                                                  "resource_quotas", "report_writes",
                                                                                   "snapshots", "lb_events", "config",
                                                                                   "broker_reports")],
           **options("stats"))
@@ -60,7 +60,8 @@ def bundle_time_averages(context: dg.AssetExecutionContext, spark: SparkResource
     df = time_averages.bundle_time_averages(
         *(lk.read(s, "bronze", t, day) for t in ("bundle_reports", "bundle_data")),
         snapshots=lk.read(s, "bronze", "snapshots", day), events=lk.read(s, "bronze", "lb_events", day),
-        stored_every={c: stored_every(configs[c]) for c in configs}, quotas=lk.read(s, "bronze", "resource_quotas", day))
+        stored_every={c: stored_every(configs[c]) for c in configs}, quotas=lk.read(s, "bronze", "resource_quotas", day),
+        report_writes=lk.read(s, "bronze", "report_writes", day))
     written, meta = write_table(s, lk, df, "silver", "bundle_time_averages", day)
     worst = written.agg({"long_msg_rate_rel_diff": "max"}).collect()[0][0]
     meta["max_long_term_rel_diff_vs_stored"] = dg.MetadataValue.float(float(worst or 0.0))

@@ -41,6 +41,11 @@ def add_command(sub) -> None:
                    "next shedding cycle, predicted from the leader's log (needs --metadata-store and the leader's "
                    "--broker-log; waits up to one loadBalancerSheddingIntervalMinutes): the replay then sees what "
                    "the leader decided from")
+    c.add_argument("--every", type=positive, metavar="SECONDS",
+                   help="keep collecting: a snapshot every SECONDS until stopped (or --count); with --metadata-store, "
+                   "every write of the brokers' load reports in between is kept too (lb/report-writes.jsonl), from "
+                   "which the leader's bundle averages are replayed exactly instead of estimated")
+    c.add_argument("--count", type=count, metavar="N", help="with --every: stop after N snapshots")
     c.add_argument("--parallel", type=count, default=8, help="brokers asked at once (default 8)")
     c.add_argument("--snapshot-deadline", type=positive, metavar="SECONDS", help="brokers not reached this long "
                    "after the start are left missing, with the reason (default: none)")
@@ -50,21 +55,46 @@ def add_command(sub) -> None:
 
 
 def _collect(args) -> int:
+    import time
+
+    from lb_pipeline.errors import LbError
     from lb_pipeline.snapshots.collect import collect
+    from lb_pipeline.snapshots.report_watch import ReportWatcher
 
     store = store_from_args(args)
     stop_on_sigterm()  # a SIGTERM unwinds: the unfinished snapshot's temporary folder is removed
+    watcher = ReportWatcher(store).start() if store is not None and args.every else None
+    code, taken = 0, 0
     try:
-        path = collect(client_from_args(args), args.out, args.cluster, progress=None if not args.quiet else False,
-                       store=store, broker_logs=dict(args.broker_log or []), before_cycle_s=args.before_cycle,
-                       parallel=args.parallel, deadline_s=args.snapshot_deadline)
+        while True:
+            started = time.monotonic()
+            try:
+                path = collect(client_from_args(args), args.out, args.cluster,
+                               progress=None if not args.quiet else False, store=store,
+                               broker_logs=dict(args.broker_log or []), before_cycle_s=args.before_cycle,
+                               parallel=args.parallel, deadline_s=args.snapshot_deadline, watcher=watcher)
+            except LbError as exc:
+                if not args.every:
+                    raise
+                print(f"no snapshot this time: {exc}", file=sys.stderr, flush=True)  # the next one may get through
+                code, taken = 3, taken + 1
+                if args.count and taken >= args.count:
+                    return code
+                time.sleep(max(0.0, args.every - (time.monotonic() - started)))
+                continue
+            manifest = json.loads((path / "manifest.json").read_text())
+            state = "complete" if manifest["complete"] else f"INCOMPLETE, missing {', '.join(manifest['missingParts'])}"
+            print(f"snapshot written to {path} ({state})", flush=True)
+            code = max(code, 0 if manifest["complete"] else 3)
+            taken += 1
+            if not args.every or (args.count and taken >= args.count):
+                return code
+            time.sleep(max(0.0, args.every - (time.monotonic() - started)))
     finally:
+        if watcher is not None:
+            watcher.stop()
         if store is not None:
             store.close()
-    manifest = json.loads((path / "manifest.json").read_text())
-    state = "complete" if manifest["complete"] else f"INCOMPLETE, missing {', '.join(manifest['missingParts'])}"
-    print(f"snapshot written to {path} ({state})")
-    return 0 if manifest["complete"] else 3
 
 
 def stop_on_sigterm() -> None:

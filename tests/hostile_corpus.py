@@ -1,4 +1,4 @@
-"""The hostile corpus: a demo day's snapshots broken in 87 ways (files, rows, names, paths, links, devices,
+"""The hostile corpus: a demo day's snapshots broken in 89 ways (files, rows, names, paths, links, devices,
 directories), each kind recorded with the file and the quarantine field it must produce, and the rows it must lose."""
 
 import gzip
@@ -269,6 +269,21 @@ def build(landing: Path, outside: Path) -> Corpus:
     b3 = _files(s3, "lb/brokers/*")[0]  # Jackson refuses it, so the leader holds no report of that broker either
     _edit(b3, lambda d: d.update(nonPersistentTopicsEnabled=[True]))
     c.kind("array for a broker's topic-kind flag", b3, "nonPersistentTopicsEnabled", {"broker_reports": 1})
+    # every report write since the snapshot before (collect --every with --metadata-store): a bad line is
+    # quarantined by its number and field, the good ones land
+    for snap, name, bad in ((s3, "report write with a rate as a string", lambda w: w["lastStats"][next(iter(
+                                 w["lastStats"]))].update(msgRateIn="fast")),
+                            (s[2], "report write of a broker id with a path", lambda w: w.update(broker="../../etc"))):
+        report = _files(snap, "lb/brokers/*")[1]
+        good = {"zxid": 7, "mtime": json.loads((snap / layout.MANIFEST).read_text())["snapshotTimestampMs"] - 5000,
+                "broker": layout.broker_from_file_stem(report.stem), "version": 3,
+                "lastStats": json.loads(report.read_text())["lastStats"]}
+        spoiled = json.loads(json.dumps({**good, "zxid": 8}))
+        bad(spoiled)
+        (snap / layout.REPORT_WRITES).write_text(json.dumps(good) + "\n" + json.dumps(spoiled) + "\n")
+        field = f"line 2: lastStats[{next(iter(good['lastStats']))}].msgRateIn" if snap == s3 else "line 2: broker"
+        c.kind(name, snap / layout.REPORT_WRITES, field, {})
+        c.delta[("report_writes", str((snap / layout.REPORT_WRITES).relative_to(landing)))] = len(good["lastStats"])
 
     # paths: never read, quarantined by name
     (s3 / "lb/brokers/broker-9.pulsar.svc:8080.json").write_text(b0[4].read_text())

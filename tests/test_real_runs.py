@@ -94,7 +94,20 @@ MOVED_WHILE_COLLECTED = ("uniform", "2026-12-02T02-51-43Z")
 
 @pytest.mark.parametrize("run", [*RECORDINGS, *PROBED], ids=lambda p: p.name)
 def test_validate_snapshot_finds_nothing_in_healthy_real_snapshots(run):
-    findings = {snap.name: [str(f) for f in validate_snapshot(snap)] for snap in snapshots(run)}
+    """Healthy real snapshots: nothing to say. One kind of snapshot is not whole, and says only that: taken while a
+    broker was stopping (writes-threshold 01:30:56, by the collector running through the record), still listed by
+    the cluster but refusing connections, and gone from the next snapshot."""
+    snaps = snapshots(run)
+    findings = {snap.name: [str(f) for f in validate_snapshot(snap)] for snap in snaps}
+    for i, snap in enumerate(snaps):
+        manifest = json.loads((snap / layout.MANIFEST).read_text())
+        if manifest["complete"] or i + 1 == len(snaps):
+            continue
+        gone = set(manifest["brokers"]) - set(json.loads((snaps[i + 1] / layout.MANIFEST).read_text())["brokers"])
+        stems = {layout.broker_file_stem(b) for b in gone}
+        assert gone and all(Path(p).stem in stems and "Connection refused" in manifest["collector"]["errors"][p]
+                            for p in manifest["missingParts"]), snap.name
+        assert [f for f in findings.pop(snap.name) if "snapshot is incomplete" not in f] == [], snap.name
     assert {name: f for name, f in findings.items() if f} == {}
     last = json.loads((snapshots(run)[-1] / layout.MANIFEST).read_text())
     domains = json.loads((snapshots(run)[-1] / layout.FAILURE_DOMAINS).read_text())

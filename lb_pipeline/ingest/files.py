@@ -10,8 +10,8 @@ from lb_pipeline.ingest.landing import DayListing, shown, tables_of
 from lb_pipeline.ingest.tables import TABLES, BronzeTable, locate
 
 # tables whose brokers need not be running: the manifest lists the live ones, a failure domain the configured ones,
-# and a broker stopped since the snapshot before left its last log lines
-_CONFIGURED = ("snapshots", "failure_domains", "lb_events")
+# and a broker stopped since the snapshot before left its last log lines and report writes
+_CONFIGURED = ("snapshots", "failure_domains", "lb_events", "report_writes")
 MAX_RAW_BYTES = 1 << 20  # quarantined text kept in the table; the file itself stays in the landing folder
 
 

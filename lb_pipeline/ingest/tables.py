@@ -14,10 +14,11 @@ from datetime import datetime, timezone
 from lb_pipeline.formats import brokers as fb
 from lb_pipeline.formats import cluster as cp
 from lb_pipeline.formats import events as fe
+from lb_pipeline.formats import report_writes as frw
 from lb_pipeline.formats import topics as ft
 from lb_pipeline.formats.values import Problem
-from lb_pipeline.snapshots.layout import (ISOLATION_POLICIES, LOGS, NAMESPACE_GLOBS, TS_FORMAT, broker_from_file_stem,
-                                         name_of)
+from lb_pipeline.snapshots.layout import (ISOLATION_POLICIES, LOGS, NAMESPACE_GLOBS, REPORT_WRITES, TS_FORMAT,
+                                         broker_from_file_stem, name_of)
 
 COMMON = "cluster string, snapshot_ts timestamp, snapshot_date string, source_file string"
 _SNAPSHOT_PATH = re.compile(r"/([^/]+)/([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z)/(.+)$")  # ASCII digits
@@ -112,6 +113,11 @@ TABLES: dict[str, BronzeTable] = {t.name: t for t in (
                 "namespace string, bundle_range string, from_broker string, to_broker string, detail string",
                 lambda lines, rel: fe.parse_lb_events(lines, broker_from_file_stem(rel.rsplit("/", 1)[-1][:-4])),
                 text=True),
+    BronzeTable("report_writes", (REPORT_WRITES,),
+                "broker string, line int, zxid long, write_ms long, version int, deleted boolean, bundle string, "
+                "namespace string, bundle_range string, position int, msg_rate_in double, msg_rate_out double, "
+                "msg_throughput_in double, msg_throughput_out double",
+                lambda lines, rel: frw.parse_report_writes(lines), text=True),
 )}
 
 

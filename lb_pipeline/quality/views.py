@@ -266,6 +266,7 @@ SUITES: dict[str, tuple[tuple[str, str], Callable[[Read], DataFrame], bool]] = {
     "bronze.config": (("bronze", "config"), _table("bronze", "config", in_day=True), True),
     "bronze.failure_domains": (("bronze", "failure_domains"), _table("bronze", "failure_domains", in_day=True), True),
     "bronze.lb_events": (("bronze", "lb_events"), lb_events, True),
+    "bronze.report_writes": (("bronze", "report_writes"), _table("bronze", "report_writes", in_day=True), True),
     "silver.topic_bundle": (("silver", "topic_bundle"), _table("silver", "topic_bundle"), False),
     "silver.bundle_stats": (("silver", "bundle_stats"), bundle_stats, False),
     "silver.broker_usage": (("silver", "broker_usage"), broker_usage, False),

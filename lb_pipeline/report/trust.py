@@ -54,11 +54,23 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
     if snapshots is None or averages is None:
         return None
     stored = bundle_data.select("bundle").distinct().count() if bundle_data is not None else 0
-    quota = (F.col("seeded_from") == "resource-quota") if "seeded_from" in averages.columns else F.lit(False)
-    bundles, from_quota = averages.agg(F.count_distinct("bundle"), F.count_distinct(F.when(quota, F.col("bundle")))).first()
-    if stored >= bundles:
-        return None
+    seeded = F.col("seeded_from") if "seeded_from" in averages.columns else F.lit(None).cast("string")
+    quota, replayed = seeded == "resource-quota", seeded == "report-writes"
+    bundles, from_quota, rows, from_writes, at = averages.agg(
+        F.count_distinct("bundle"), F.count_distinct(F.when(quota, F.col("bundle"))), F.count(F.lit(1)),
+        F.count(F.when(replayed, 1)), F.count_distinct(F.when(replayed, F.col("snapshot_ts")))).first()
     times = sorted(r[0] for r in snapshots.select("snapshot_ts").distinct().collect())
+    if from_writes and from_writes == rows:
+        return (f"The leader's bundle averages (BundleData) were replayed from every load report the brokers wrote, "
+                f"at each of the {at} snapshots, sample by sample as the leader takes them (collected with "
+                f"collect --every and --metadata-store): not an estimate.")
+    if stored >= bundles and not from_writes:
+        return None
+    if from_writes:
+        return (f"The leader's bundle averages (BundleData) were replayed from every load report the brokers wrote at "
+                f"{at} of the {len(times)} snapshots ({from_writes} of {rows} bundle averages); elsewhere they are "
+                "the stored BundleData brought up to the snapshot, or rebuilt from the snapshots where none was "
+                "stored.")
     gaps = sorted((b - a).total_seconds() / 60 for a, b in zip(times, times[1:]))
     cadence = gaps[len(gaps) // 2] if gaps else None
     collected = "were not collected" if stored == 0 else f"were stored for {stored} of {bundles} bundles only"

@@ -117,10 +117,10 @@ def _rate(values) -> float:
     return values[ta.FIELDS.index("msg_rate_in")] + values[ta.FIELDS.index("msg_rate_out")]
 
 
-def _tasks(writes: list[dict], busy=()):
-    """The leader's work in the order it did it: ``("stored", write)`` for each stored ``BundleData`` (another
-    thread, at its time), and ``("report", write, reports)`` for each update of the brokers' reports, with the
-    reports as they stood when its thread ran it (broker → ``lastStats``).
+def schedule(writes: list[dict], busy=()) -> tuple[list[dict], list[tuple[int, int, dict]]]:
+    """The report writes in the store's order, and the leader's work in the order it did it: ``(time, 0, write)``
+    for each stored ``BundleData`` (another thread, at its time), ``(time, 1, write)`` for each update of the
+    brokers' reports, at the time its thread ran it.
 
     Each report write (and each broker report created or deleted: a ``Created`` or ``Deleted`` notification and the
     parent's ``ChildrenChanged``, two tasks) queues an ``updateAll`` on the leader's single load-manager thread, which
@@ -133,7 +133,6 @@ def _tasks(writes: list[dict], busy=()):
             timeline.append(w)
             copies = 2 if w.get("data") is None or w.get("version") == 0 else 1
             tasks += [w] * copies
-    times = [w["mtime"] for w in timeline]
     pending, free, runs = sorted(busy), 0, []
     for w in tasks:
         start = max(w["mtime"], free)
@@ -146,19 +145,34 @@ def _tasks(writes: list[dict], busy=()):
         runs.append((start, w))
     events = [(w["mtime"], 0, w) for w in writes if w["path"].startswith(BUNDLE_DATA)]
     events += [(start, 1, w) for start, w in runs]
+    return timeline, sorted(events, key=lambda e: (e[0], e[1]))
+
+
+def visible(timeline: list[dict], times: list[int], applied: int, t: int, w: dict) -> int:
+    """How many of the report writes a task of ``w`` run at ``t`` reads, ``applied`` of them read before."""
+    while applied < len(timeline) and (times[applied] <= t or timeline[applied] is w):
+        applied += 1
+    return applied
+
+
+def _tasks(writes: list[dict], busy=()):
+    """``schedule``'s work as ``("stored", write, None)`` and ``("report", write, reports)``, each report update
+    with the reports as they stood when the leader's thread ran it (broker → ``lastStats``)."""
+    timeline, events = schedule(writes, busy)
+    times = [w["mtime"] for w in timeline]
     reports: dict[str, dict] = {}
     applied = 0
-    for t, kind, w in sorted(events, key=lambda e: (e[0], e[1])):
+    for t, kind, w in events:
         if kind == 0:
             yield "stored", w, None
             continue
-        while applied < len(timeline) and (times[applied] <= t or timeline[applied] is w):
-            r = timeline[applied]
+        now = visible(timeline, times, applied, t, w)
+        for r in timeline[applied:now]:
             if r.get("data") is None:
                 reports.pop(r["path"][len(BROKERS):], None)
             else:
                 reports[r["path"][len(BROKERS):]] = r["data"].get("lastStats") or {}
-            applied += 1
+        applied = now
         yield "report", w, dict(reports)
 
 

@@ -90,7 +90,7 @@ class _Snapshot:
 
 def collect(client: AdminClient, out: str | Path, cluster: str | None = None, progress: bool | None = None,
             store=None, broker_logs: dict[str, str] | None = None, before_cycle_s: float | None = None,
-            parallel: int = 8, deadline_s: float | None = None) -> Path:
+            parallel: int = 8, deadline_s: float | None = None, watcher=None) -> Path:
     """Take one snapshot; returns its directory. Raises :class:`LbError` only when nothing usable can be read
     (the admin URL does not answer, or names no valid cluster or brokers). ``store``: the metadata store
     (``metadata_store.ZooKeeperStore``), for the leader's own inputs; ``broker_logs``: broker id → its log file,
@@ -98,7 +98,9 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
     ``before_cycle_s``: time the snapshot so that the metadata store is read that many seconds before the leader's
     next shedding cycle (``leader_cycle``; needs ``store`` and the leader's log). Brokers are asked ``parallel``
     at a time; those not reached within ``deadline_s`` of the start are left missing, with the reason. Progress:
-    a line per broker on a terminal, a line every ``PROGRESS_EVERY_S`` otherwise (None: by ``sys.stderr``)."""
+    a line per broker on a terminal, a line every ``PROGRESS_EVERY_S`` otherwise (None: by ``sys.stderr``).
+    ``watcher`` (``report_watch.ReportWatcher``): the report writes it kept since the snapshot before go into
+    ``lb/report-writes.jsonl``."""
     progress = (True if sys.stderr.isatty() else "periodic") if progress is None else progress
     say = lambda text: _progress(progress is True, text)  # noqa: E731
     if before_cycle_s is not None and (store is None or not broker_logs):
@@ -165,6 +167,8 @@ def collect(client: AdminClient, out: str | Path, cluster: str | None = None, pr
                                     "leader's predicted cycle (the REST part took longer than planned)")
         if broker_logs:
             sources["logs"] = collect_leader.broker_logs(snap, broker_logs, ts, say)
+        if watcher is not None:
+            sources["lb/report-writes"] = collect_leader.report_writes(snap, watcher, say)
         manifest = {
             "formatVersion": FORMAT_VERSION, "cluster": cluster, "snapshotTimestampMs": ts,
             "snapshotTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts / 1000)),

@@ -84,3 +84,18 @@ def broker_logs(snap, logs: dict[str, str], ts: int, say: Callable[[str], None])
             snap.fail(rel, f"broker log {path}: {exc.strerror or exc}")
     say(f"broker logs: {sum(counts.values())} load-balancer lines")
     return counts
+
+
+def report_writes(snap, watcher, say: Callable[[str], None]) -> dict:
+    """The brokers' report writes the watcher kept since the snapshot before, into ``lb/report-writes.jsonl``; a
+    gap (writes dropped for memory, store errors) is a missing part with its reason."""
+    from lb_pipeline.snapshots.report_watch import lines
+
+    writes, dropped, errors = watcher.take()
+    snap.writer.path(layout.REPORT_WRITES).write_text(lines(writes), encoding="utf-8")
+    gaps = ([f"{dropped} earlier report writes dropped (more than the watcher keeps)"] if dropped else []) + [
+        f"the metadata store failed while watching: {e}" for e in errors[:1]]
+    if gaps:
+        snap.fail(layout.REPORT_WRITES, "; ".join(gaps))
+    say(f"report writes: {len(writes)} since the snapshot before")
+    return {"writes": len(writes), "since": writes[0]["mtime"] if writes else None, "dropped": dropped}

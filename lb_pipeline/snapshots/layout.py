@@ -26,6 +26,8 @@ DYNAMIC_CONFIG = "config/dynamic.json"
 FAILURE_DOMAINS = "cluster/failure-domains.json"
 ISOLATION_POLICIES = "cluster/isolation-policies.json"  # optional: namespace isolation policies (name → policy)
 LOGS = "logs"  # optional: the brokers' load-balancer log lines (collect --broker-log)
+# optional: every write of the brokers' load reports since the snapshot before (collect --every with --metadata-store)
+REPORT_WRITES = "lb/report-writes.jsonl"
 TS_FORMAT = "%Y-%m-%dT%H-%M-%SZ"
 # A snapshot directory's name in ASCII digits only: strptime also reads other scripts' digits, so "…T0١-00-00Z"
 # (an Arabic-Indic one) had named the same instant as "…T01-00-00Z" and broken both snapshots.

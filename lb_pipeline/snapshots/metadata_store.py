@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -48,6 +49,17 @@ _RANGE = re.compile(r"0x[0-9a-f]{8}_0x[0-9a-f]{8}")
 class Node(NamedTuple):
     data: bytes
     mtime_ms: int | None  # when the node was last written (ZooKeeper's mtime)
+
+
+class Versioned(NamedTuple):
+    """A node with the store's bookkeeping: the transaction of its last write (``mzxid``), when (``mtime``), its
+    ``version``, the transaction that last changed its children (``pzxid``) and the reader's clock (``now_ms``)."""
+    data: bytes
+    mzxid: int
+    mtime: int
+    version: int
+    pzxid: int
+    now_ms: int
 
 
 class StoreError(Exception):
@@ -122,6 +134,24 @@ class ZooKeeperStore:
             return None
         except Exception as exc:  # noqa: BLE001
             raise StoreError(f"read {path}: {exc or type(exc).__name__}") from None
+
+    def get_versioned(self, path: str, data: bool = True) -> Versioned | None:
+        """The node with its bookkeeping, or None; ``data=False``: the bookkeeping alone (a cheaper ``exists``)."""
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            if data:
+                value, stat = self._client.get(path)
+            else:
+                value, stat = b"", self._client.exists(path)
+        except NoNodeError:
+            return None
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(f"read {path}: {exc or type(exc).__name__}") from None
+        if stat is None:
+            return None
+        return Versioned(value or b"", int(stat.mzxid), int(stat.mtime), int(stat.version), int(stat.pzxid),
+                         int(time.time() * 1000))
 
     def close(self) -> None:
         self._client.stop()

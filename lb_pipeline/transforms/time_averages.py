@@ -21,6 +21,9 @@ The leader's samples per minute come from the brokers' logs where they were coll
 ``report-written``: every broker's, since any write updates the leader) plus its own sample before each time it
 stores its averages, else ``samples_per_minute``. Where both a
 rebuild and stored values exist, the rebuild is compared with them (``*_rel_diff``).
+
+Where the snapshots hold every report write since the one before (``bronze/report_writes``), the leader's averages
+are not estimated but replayed write by write (``written_averages``; ``seeded_from`` = ``report-writes``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pyspark.sql.window import Window
 
 from lb_pipeline.algorithms.time_average import FIELDS
 from lb_pipeline.simulation.leader_averages import QUOTA_COLUMNS, own_samples_per_minute
+from lb_pipeline.transforms.written_averages import written_averages
 
 SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 TIME_AVERAGE_SCHEMA = (
@@ -76,11 +80,13 @@ def leader_cadence(snapshots: DataFrame | None, events: DataFrame | None,
 def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samples_per_minute: float = 1.0,
                          snapshots: DataFrame | None = None, events: DataFrame | None = None,
                          stored_every: dict[str, float] | None = None,
-                         quotas: DataFrame | None = None) -> DataFrame:
+                         quotas: DataFrame | None = None, report_writes: DataFrame | None = None) -> DataFrame:
     """The leader's averages per bundle and snapshot (module docstring); ``snapshots`` (``bronze/snapshots``) say
     when the stored ones were written, ``events`` (``bronze/lb_events``) how often the brokers reported,
     ``stored_every`` each cluster's ``loadBalancerResourceQuotaUpdateIntervalMinutes``, ``quotas``
-    (``bronze/resource_quotas``) what a bundle the leader starts afresh starts from."""
+    (``bronze/resource_quotas``) what a bundle the leader starts afresh starts from; ``report_writes``
+    (``bronze/report_writes``) every report the brokers wrote, where collected: the leader's averages replayed from
+    them replace the estimate at the snapshots that hold them (``written_averages``)."""
     rates = bundle_reports.groupBy(*SNAPSHOT_KEYS, "bundle").agg(
         *[F.max(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")],
         (F.concat_ws(" ", F.array_sort(F.collect_set("broker"))) if "broker" in bundle_reports.columns
@@ -104,8 +110,26 @@ def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samp
         joined = joined.join(cadence, ["cluster", "snapshot_ts"], "left")
     # many bundles per group (one group per bundle costs a Python round trip each); a bundle stays in one group
     bucket = F.pmod(F.xxhash64("bundle"), F.lit(TIME_AVERAGE_BUCKETS))
-    return joined.withColumn("bucket", bucket).groupBy("cluster", "bucket").applyInPandas(
+    estimate = joined.withColumn("bucket", bucket).groupBy("cluster", "bucket").applyInPandas(
         lambda pdf: _rebuild_time_averages(pdf, samples_per_minute), TIME_AVERAGE_SCHEMA)
+    if report_writes is None or snapshots is None:
+        return estimate
+    return replayed_where_written(estimate, written_averages(report_writes, bundle_data, snapshots, bundle_reports,
+                                                             events))
+
+
+def replayed_where_written(estimate: DataFrame, written: DataFrame) -> DataFrame:
+    """The estimate, with the averages replayed from every report write where the snapshot holds them
+    (``seeded_from`` = ``report-writes``); the estimate's comparison with the stored values is kept."""
+    values = [f"{w}_{c}" for w in ("short", "long") for c in ("num_samples", *FIELDS)]
+    keys = [*SNAPSHOT_KEYS, "bundle"]
+    joined = estimate.join(written.select(*keys, F.lit(True).alias("_written"),
+                                          *[F.col(c).alias(f"_w_{c}") for c in values]), keys, "left")
+    columns = [c.split(" ")[0] for c in TIME_AVERAGE_SCHEMA.split(", ")]
+    replaced = {c: F.when(F.col("_written"), F.col(f"_w_{c}")).otherwise(F.col(c)).alias(c) for c in values}
+    replaced["seeded_from"] = F.when(F.col("_written"), F.lit("report-writes")).otherwise(F.col("seeded_from")).alias(
+        "seeded_from")
+    return joined.select(*[replaced.get(c, F.col(c)) for c in columns])
 
 
 def _rebuild_time_averages(pdf, samples_per_minute: float):

@@ -1,0 +1,60 @@
+"""``lb/report-writes.jsonl``: every write of the brokers' load reports since the snapshot before, to rows of
+``bronze/report_writes``.
+
+The modular leader samples every bundle each time any broker rewrites its report (``handleDataNotification`` →
+``updateAll`` → ``updateBundleData``), from the ``lastStats`` of every report as last written. A snapshot a minute
+keeps one of the 5 to 12 reports each broker writes a minute; ``collect --every … --metadata-store …`` keeps them
+all (``snapshots.report_watch``), one JSON object a line, in the metadata store's order:
+
+* ``{"zxid": …, "mtime": …, "broker": "host:port", "version": …, "lastStats": {bundle: stats, …}}``: a write
+  (``zxid`` the store's transaction id, ``mtime`` its clock in ms, ``version`` the node's);
+* ``{"zxid": …, "mtime": …, "broker": …, "deleted": true}``: the report deleted (the broker stopped).
+
+A row per bundle of a write (``position``: its place in the write's ``lastStats``, the broker's map order), and one
+row with a null bundle for a write that lists none or a deletion, so that every write is a row. A line that is not
+such an object is quarantined by its line number and field; the others land.
+"""
+
+from __future__ import annotations
+
+from lb_pipeline.formats import values as v
+from lb_pipeline.formats.values import Problem, Row, RowProblem
+from lb_pipeline.model.names import broker_problem
+
+STATS = (("msg_rate_in", "msgRateIn"), ("msg_rate_out", "msgRateOut"), ("msg_throughput_in", "msgThroughputIn"),
+         ("msg_throughput_out", "msgThroughputOut"))
+
+
+def parse_report_writes(lines: list[str]) -> tuple[list[Row], list[Problem]]:
+    rows, problems = [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows += _write(line, number)
+        except v.FileProblem as exc:
+            problems.append(Problem(f"line {number}", exc.problem.reason))
+        except RowProblem as exc:
+            problems.append(Problem(f"line {number}: {exc.problem.field}", exc.problem.reason))
+    return rows, problems
+
+
+def _write(line: str, number: int) -> list[Row]:
+    doc = v._obj(v.load_json(line.encode("utf-8")), "(line)", row_level=True)
+    broker = v.text(doc, "broker", "broker")
+    if problem := broker_problem(broker):
+        raise RowProblem("broker", problem)
+    deleted = v.boolean(doc, "deleted", "deleted", default=False)
+    common = {"broker": broker, "line": number, "zxid": v.integer(doc, "zxid", "zxid"),
+              "write_ms": v.integer(doc, "mtime", "mtime"), "deleted": deleted,
+              "version": None if deleted else v.integer(doc, "version", "version", required=False, bits=32)}
+    stats = {} if deleted else v._obj(doc.get("lastStats", {}), "lastStats", row_level=True)
+    out = []
+    for position, (name, s) in enumerate(stats.items()):
+        field = f"lastStats[{name}]"
+        s = v._obj(s, field, row_level=True)
+        namespace, rng = v._bundle_full_name(name, field)
+        out.append({**common, "bundle": name, "namespace": namespace, "bundle_range": rng, "position": position,
+                    **{c: v.num(s, k, f"{field}.{k}") for c, k in STATS}})
+    return out or [{**common, "bundle": None, "namespace": None, "bundle_range": None, "position": None,
+                    **{c: None for c, _ in STATS}}]
