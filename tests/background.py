@@ -133,7 +133,8 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
                             log.read_text(errors="replace")[-8000:])
 
 
-# The night of a recorded real run (tests/fixtures/real-runs/moved-threshold: the leader's inputs and log collected), as
+# The night of a recorded real run (tests/fixtures/real-runs/writes-threshold: the leader's inputs, every load report the
+# brokers wrote and the leader's log collected), as
 # production runs it: the Dagster daemon on an instance of the project's settings (.dagster/dagster.yaml: the run
 # queue, run monitoring), its landing sensor launching the run. The daemon's run worker had ended every such run at
 # bronze_checks with SystemExit: 0 (lb_pipeline/quality/__init__.py). The first run is killed (kill -9 of its
@@ -141,7 +142,7 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
 # the day again, and that run must not wait behind the dead one: run monitoring fails it (assets/launcher.py) and
 # the queue moves.
 
-REAL_RUN = ROOT / "tests" / "fixtures" / "real-runs" / "moved-threshold"
+REAL_RUN = ROOT / "tests" / "fixtures" / "real-runs" / "writes-threshold"
 
 
 @dataclass

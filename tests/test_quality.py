@@ -13,7 +13,7 @@ from lb_pipeline.quality import runner, views
 from lb_pipeline.quality.runner import load_suite, validate
 from tests.conftest import DEMO_DAY
 
-REAL_DAY = "2026-12-05"  # the day of tests/fixtures/real-runs/moved-threshold (tests/background.py: real_night)
+REAL_DAY = "2026-12-06"  # the day of tests/fixtures/real-runs/writes-threshold (tests/background.py: real_night)
 
 pytestmark = pytest.mark.spark
 
