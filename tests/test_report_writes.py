@@ -130,15 +130,17 @@ def test_the_averages_are_the_leaders_replayed_from_every_write_at_each_snapshot
 
 
 # record → (predicted, confirmed, all to the logged broker) from every write; confirmed from the snapshots alone
-REPLAYED = {"real-probe-burst": ((9, 9), 8), "writes-threshold": ((6, 6), 4)}
+REPLAYED = {"real-probe-burst": ((9, 9), 8), "writes-unequal-threshold": ((8, 8), 8)}
 
 
 @pytest.mark.parametrize("run", sorted(REPLAYED))
 def test_the_nightly_replay_from_every_write_predicts_the_unloads_the_leader_logged(spark, lakes, run):
     """Measured (docs/validation.md). real-probe-burst: from every write 9 predicted, 9 confirmed of the 10 logged,
-    each to the logged broker; from the snapshots alone 8 confirmed. writes-threshold (recorded with the collector
-    running through it, `collect --every 60 --metadata-store`, and scored untouched): 6 predicted, 6 confirmed of
-    the 6 logged, each to the logged broker, every selection the leader's; from the snapshots alone 4."""
+    each to the logged broker; from the snapshots alone 8 confirmed. writes-unequal-threshold (recorded with the
+    collector running through it, `collect --every 60 --metadata-store`, and scored untouched): 8 predicted, 8
+    confirmed of the 9 logged, each to the logged broker (the miss: the leader's first unload after its election);
+    the snapshots alone give the same there (its two hot topics are no tie). writes-threshold, the daemon night's
+    record, is held to its 6 of 6 by test_real_runs."""
     from lb_pipeline.report.trust import replay_vs_recorded
     from lb_pipeline.transforms import gold, silver
     from lb_pipeline.transforms.config import cluster_configs
@@ -164,7 +166,7 @@ def test_the_nightly_replay_from_every_write_predicts_the_unloads_the_leader_log
     assert (every["predicted"], every["confirmed"], every["destination_agrees"]) == (predicted, confirmed, confirmed)
     assert every["precision"] >= 0.8 and every["recall"] >= 0.8
     assert every["selections_agree"] >= 0.85 * every["selections"]
-    assert alone["confirmed"] == before < every["confirmed"]
+    assert alone["confirmed"] == before <= every["confirmed"]
 
 
 class _Store:
