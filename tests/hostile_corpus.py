@@ -3,7 +3,6 @@ directories), each kind recorded with the file and the quarantine field it must 
 
 import gzip
 import json
-import os
 import re
 import shutil
 import zipfile
@@ -69,6 +68,9 @@ def _copy_snapshot(c: Corpus, source: Path, hour: int) -> Path:
 
 
 def build(landing: Path, outside: Path) -> Corpus:
+    from tests.hostile_leader import leader_kinds
+    from tests.hostile_paths import path_kinds
+
     c = Corpus(landing)
     s = list(layout.iter_snapshot_dirs(landing, DEMO_DAY))
     clean = _copy_snapshot(c, s[1], 18)  # an untouched snapshot: nothing quarantined, validate-snapshot says OK
@@ -262,61 +264,10 @@ def build(landing: Path, outside: Path) -> Corpus:
     shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")
     _edit(bd3[2], lambda d: d["longTermData"].update(numSamples=5000, maxSamples=1000))
     c.kind("more samples than the window", bd3[2], "longTermData.numSamples", {"bundle_data": 1})
-    rq3 = _files(s3, "lb/resource-quota/*/*/*")  # an admin's quotas (the metadata store, as collected)
-    _edit(rq3[0], lambda d: d.update(msgRateIn=-5.0)); c.kind("negative quota rate", rq3[0], "msgRateIn", {"resource_quotas": 1})
-    _edit(rq3[1], lambda d: d.update(bandwidthOut="lots")); c.kind("quota bandwidth a string", rq3[1], "bandwidthOut", {"resource_quotas": 1})
-    _edit(rq3[2], lambda d: d.update(dynamic="maybe")); c.kind("quota flag 'maybe'", rq3[2], "dynamic", {"resource_quotas": 1})
-    b3 = _files(s3, "lb/brokers/*")[0]  # Jackson refuses it, so the leader holds no report of that broker either
-    _edit(b3, lambda d: d.update(nonPersistentTopicsEnabled=[True]))
-    c.kind("array for a broker's topic-kind flag", b3, "nonPersistentTopicsEnabled", {"broker_reports": 1})
-    # every report write since the snapshot before (collect --every with --metadata-store): a bad line is
-    # quarantined by its number and field, the good ones land
-    for snap, name, bad in ((s3, "report write with a rate as a string", lambda w: w["lastStats"][next(iter(
-                                 w["lastStats"]))].update(msgRateIn="fast")),
-                            (s[2], "report write of a broker id with a path", lambda w: w.update(broker="../../etc"))):
-        report = _files(snap, "lb/brokers/*")[1]
-        good = {"zxid": 7, "mtime": json.loads((snap / layout.MANIFEST).read_text())["snapshotTimestampMs"] - 5000,
-                "broker": layout.broker_from_file_stem(report.stem), "version": 3,
-                "lastStats": json.loads(report.read_text())["lastStats"]}
-        spoiled = json.loads(json.dumps({**good, "zxid": 8}))
-        bad(spoiled)
-        (snap / layout.REPORT_WRITES).write_text(json.dumps(good) + "\n" + json.dumps(spoiled) + "\n")
-        field = f"line 2: lastStats[{next(iter(good['lastStats']))}].msgRateIn" if snap == s3 else "line 2: broker"
-        c.kind(name, snap / layout.REPORT_WRITES, field, {})
-        c.delta[("report_writes", str((snap / layout.REPORT_WRITES).relative_to(landing)))] = len(good["lastStats"])
+    leader_kinds(c, landing, s3, s[2])  # tests/hostile_leader.py
 
-    # paths: never read, quarantined by name
-    (s3 / "lb/brokers/broker-9.pulsar.svc:8080.json").write_text(b0[4].read_text())
-    c.kind("':' in a file name", s3 / "lb/brokers/broker-9.pulsar.svc:8080.json", "(path)")
-    (s3 / "notes.txt").write_text("hello"); c.kind("a file the format does not know", s3 / "notes.txt", "(path)")
-    os.symlink(outside, s3 / "lb/brokers/evil.json"); c.kind("link to a file outside", s3 / "lb/brokers/evil.json", "(path)")
-    os.symlink(s3 / "missing.json", s3 / "topics/dangling.json"); c.kind("dangling link", s3 / "topics/dangling.json", "(path)")
-    os.symlink(outside.parent, s3 / "namespaces/linked"); c.kind("link to a directory outside", s3 / "namespaces/linked", "(path)")
-    os.link(outside, s3 / "topics/hardlinked.json"); c.kind("hard link to a file outside", s3 / "topics/hardlinked.json", "(path)")
-    os.mkfifo(s3 / "config/runtime/fifo.json"); c.kind("FIFO", s3 / "config/runtime/fifo.json", "(path)")
-    deeper = bd3[0].parent / "deeper"  # a folder below the format's deepest (lb/bundle-data/<tenant>/<namespace>/)
-    (deeper / "still").mkdir(parents=True); shutil.copy(bd3[0], deeper / "still" / bd3[0].name)
-    c.kind("folder nested deeper than the format", deeper, "(path)")
-    cluster = s[0].parent
-    (cluster / f"{DEMO_DAY}T09-30-00Z").mkdir(); c.kind("empty snapshot directory", cluster / f"{DEMO_DAY}T09-30-00Z", "(directory)")
-    half = cluster / f"{DEMO_DAY}T09-45-00Z"
-    (half / "lb/brokers").mkdir(parents=True); shutil.copy(b0[4], half / "lb/brokers" / b0[4].name)
-    c.kind("snapshot without manifest", half / "lb/brokers" / b0[4].name, "manifest.json")
-    shutil.copytree(s[1] / "cluster", cluster / f"{DEMO_DAY}T25-61-00Z/cluster")
-    c.kind("no such time", cluster / f"{DEMO_DAY}T25-61-00Z", "(directory)")
-    shutil.copytree(s[1] / "cluster", cluster / f"{s[3].name}-copy/cluster")
-    c.kind("duplicated snapshot directory", cluster / f"{s[3].name}-copy", "(directory)")
-    (cluster / "yesterday").mkdir(); (cluster / "2099-01-01T00-00-00Z").mkdir()  # other days: the run skips them
-    # names that are not UTF-8 (Python carries the bytes as lone surrogates, which Spark and a strict terminal refuse),
-    # and a cluster folder Pulsar could not have named: refused by name, stored with the bytes escaped, nothing read
-    for name, folder in (("cluster folder not UTF-8", landing / os.fsdecode(b"bad\xffcluster")),
-                         ("cluster folder Pulsar cannot name", landing / "acme cluster")):
-        shutil.copytree(s[1], folder / s[1].name); c.kind(name, folder / s[1].name, "(directory)")
-    odd = cluster / os.fsdecode(f"{DEMO_DAY}T".encode() + b"\xff")
-    (odd / "lb/brokers").mkdir(parents=True); shutil.copy(b0[4], odd / "lb/brokers" / b0[4].name)
-    c.kind("snapshot folder not UTF-8", odd, "(directory)")
-    unnamed = s3 / "topics" / os.fsdecode(b"\xfe\xff.json")
-    shutil.copy(t0[3], unnamed); c.kind("file name not UTF-8", unnamed, "(path)")
+    # paths: never read, quarantined by name (tests/hostile_paths.py)
+    path_kinds(c, landing, s, s3, outside, b0, t0, bd3)
 
     # manifests: nothing of the snapshot lands
     m = [d / layout.MANIFEST for d in dead]

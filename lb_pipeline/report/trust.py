@@ -59,13 +59,13 @@ def inputs_note(snapshots, bundle_data, averages) -> str | None:
     bundles, from_quota, rows, from_writes, at = averages.agg(
         F.count_distinct("bundle"), F.count_distinct(F.when(quota, F.col("bundle"))), F.count(F.lit(1)),
         F.count(F.when(replayed, 1)), F.count_distinct(F.when(replayed, F.col("snapshot_ts")))).first()
-    times = sorted(r[0] for r in snapshots.select("snapshot_ts").distinct().collect())
     if from_writes and from_writes == rows:
         return (f"The leader's bundle averages (BundleData) were replayed from every load report the brokers wrote, "
                 f"at each of the {at} snapshots, sample by sample as the leader takes them (collected with "
                 f"collect --every and --metadata-store): not an estimate.")
     if stored >= bundles and not from_writes:
         return None
+    times = sorted(r[0] for r in snapshots.select("snapshot_ts").distinct().collect())  # (a Spark job: only here)
     if from_writes:
         return (f"The leader's bundle averages (BundleData) were replayed from every load report the brokers wrote at "
                 f"{at} of the {len(times)} snapshots ({from_writes} of {rows} bundle averages); elsewhere they are "

@@ -16,7 +16,7 @@ import json
 import threading
 from collections import deque
 
-from lb_pipeline.snapshots.metadata_store import StoreError
+from lb_pipeline.snapshots.metadata_store import StoreError, _no_constant
 
 BROKERS = "/loadbalance/brokers"
 
@@ -94,7 +94,3 @@ class ReportWatcher:
 
 def lines(writes: list[dict]) -> str:
     return "".join(json.dumps(w, separators=(",", ":"), allow_nan=False) + "\n" for w in writes)
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number JSON allows")

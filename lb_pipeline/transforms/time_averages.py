@@ -34,7 +34,7 @@ from pyspark.sql.window import Window
 
 from lb_pipeline.algorithms.time_average import FIELDS
 from lb_pipeline.simulation.leader_averages import QUOTA_COLUMNS, own_samples_per_minute
-from lb_pipeline.transforms.written_averages import written_averages
+from lb_pipeline.transforms.written_averages import COPY, written_averages
 
 SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 TIME_AVERAGE_SCHEMA = (
@@ -121,7 +121,7 @@ def bundle_time_averages(bundle_reports: DataFrame, bundle_data: DataFrame, samp
 def replayed_where_written(estimate: DataFrame, written: DataFrame) -> DataFrame:
     """The estimate, with the averages replayed from every report write where the snapshot holds them
     (``seeded_from`` = ``report-writes``); the estimate's comparison with the stored values is kept."""
-    values = [f"{w}_{c}" for w in ("short", "long") for c in ("num_samples", *FIELDS)]
+    values = COPY  # every average column, short and long
     keys = [*SNAPSHOT_KEYS, "bundle"]
     joined = estimate.join(written.select(*keys, F.lit(True).alias("_written"),
                                           *[F.col(c).alias(f"_w_{c}") for c in values]), keys, "left")

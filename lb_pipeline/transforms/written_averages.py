@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lb_pipeline.algorithms import time_average as ta
+from lb_pipeline.simulation.leader_samples import STATS as _JSON  # time_average.FIELDS → their JSON names
 from lb_pipeline.transforms.replay_inputs import kinds
 
 KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
@@ -29,8 +30,6 @@ STATS = ["bundle", "position", *ta.FIELDS]
 COPY = [f"{w}_{c}" for w in ("short", "long") for c in ("num_samples", *ta.FIELDS)]
 SCHEMA = ("cluster string, snapshot_ts timestamp, snapshot_date string, bundle string, writes_replayed int, "
           + ", ".join(f"{c} {'int' if c.endswith('num_samples') else 'double'}" for c in COPY))
-_JSON = {"msg_rate_in": "msgRateIn", "msg_rate_out": "msgRateOut", "msg_throughput_in": "msgThroughputIn",
-         "msg_throughput_out": "msgThroughputOut"}
 
 
 def written_averages(report_writes: DataFrame, bundle_data: DataFrame, snapshots: DataFrame,
@@ -68,13 +67,14 @@ def _replay(pdf: pd.DataFrame) -> pd.DataFrame:
     first, start = per_snapshot.index.min(), int(writes["write_ms"].min()) - 1
     timeline = _report_events(writes, pdf[pdf["kind"] == "stats"])
     stored, seen = [], set()
+    copies_of = dict(tuple(pdf[pdf["kind"] == "stored"].groupby("snapshot_ts")))
     for r in pdf[pdf["kind"] == "batch"].sort_values(["snapshot_ts"]).itertuples(index=False):
         at = start if r.snapshot_ts == first else int(r.written_ms)
         if at in seen:  # a batch two snapshots both hold enters once
             continue
         seen.add(at)
         stored.append({"zxid": -1, "mtime": at, "path": ls.BUNDLE_DATA, "data": None})  # the leader's own sample
-        copies = pdf[(pdf["kind"] == "stored") & (pdf["snapshot_ts"] == r.snapshot_ts)]
+        copies = copies_of.get(r.snapshot_ts, pdf.iloc[:0])
         stored += [{"zxid": -1, "mtime": at, "path": ls.BUNDLE_DATA + c.bundle, "data": _copy(c)}
                    for c in copies.itertuples(index=False)]
     logged = pdf[pdf["kind"] == "event"] if "event" in pdf.columns else pdf.iloc[:0]
