@@ -264,7 +264,7 @@ def build(landing: Path, outside: Path) -> Corpus:
     shutil.copy(bd3[1], bd3[1].parent / "0xZZ_0x10.json"); c.kind("bundle file not a range", bd3[1].parent / "0xZZ_0x10.json", "(path)")
     _edit(bd3[2], lambda d: d["longTermData"].update(numSamples=5000, maxSamples=1000))
     c.kind("more samples than the window", bd3[2], "longTermData.numSamples", {"bundle_data": 1})
-    leader_kinds(c, landing, s3, s[2])  # tests/hostile_leader.py
+    leader_kinds(c, landing, s3, s[2], s[0])  # tests/hostile_leader.py
 
     # paths: never read, quarantined by name (tests/hostile_paths.py)
     path_kinds(c, landing, s, s3, outside, b0, t0, bd3)

@@ -40,6 +40,30 @@ def test_each_write_lands_a_row_per_bundle_and_a_bad_line_is_quarantined_by_line
         ("line 6: lastStats[t/n/0x00000000_0xffffffff].msgRateIn", "expected a number >= 0, got -1")]
 
 
+def test_a_write_made_after_its_snapshot_was_taken_is_quarantined_by_row_alike_at_ingest_and_by_validate_snapshot(
+        spark):
+    """Left in, a write from 2100 would stand as its snapshot's time and bring every later snapshot's writes into
+    that snapshot's averages; one within the collection's margin (or before the snapshot) lands."""
+    from lb_pipeline.ingest.tables import COMMON
+    from lb_pipeline.quality import row_rules
+
+    start = 1767225600000  # the snapshot's time, 2026-01-01T00:00:00Z
+    stats = {BUNDLE: {"msgRateIn": 1.0, "msgRateOut": 2, "msgThroughputIn": 3, "msgThroughputOut": 4}}
+    times = [start - 3_600_000, start + 299_000, start + 300_999, start + 301_000, 4_102_444_800_000]
+    content = "\n".join(json.dumps({"zxid": z, "mtime": t, "broker": "h:1", "version": z, "lastStats": stats})
+                        for z, t in enumerate(times, 1))
+    rows, bad = _parse(content.encode())
+    assert bad == [] and len(rows) == 5
+    python_kept, python_rejected = row_rules.check_rows("report_writes", rows)
+    assert [r["zxid"] for r in python_kept] == [1, 2, 3]
+    assert [(r["zxid"], field) for r, field, _ in python_rejected] == [(4, "written_by_snapshot"), (5, "written_by_snapshot")]
+    assert "before the collector finished the snapshot" in python_rejected[0][2]
+    kept, rejected = row_rules.split("report_writes", spark.createDataFrame(rows, f"{COMMON}, {TABLES['report_writes'].schema}"))
+    assert sorted(r.zxid for r in kept.collect()) == [1, 2, 3]
+    assert sorted((json.loads(r.raw)["zxid"], r.field, r.reason) for r in rejected.collect()) == [
+        (z, "written_by_snapshot", why) for (r, _, why), z in zip(python_rejected, (4, 5))]
+
+
 @pytest.fixture(scope="module")
 def lakes(spark, tmp_path_factory):
     """Each record's landing ingested once: name → (lake, day)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 
 from lb_pipeline.snapshots.metadata_store import StoreError, _no_constant
@@ -82,7 +83,8 @@ class ReportWatcher:
             parent = self.store.get_versioned(BROKERS)
             for broker in gone:
                 del self._seen[broker]
-                found.append({"zxid": parent.pzxid if parent else 0, "mtime": parent.now_ms if parent else 0,
+                found.append({"zxid": parent.pzxid if parent else 0,  # the reader's clock: a deletion has no mtime
+                              "mtime": parent.now_ms if parent else int(time.time() * 1000),
                               "broker": broker, "deleted": True})
         with self._lock:
             self._kept.extend(found)
