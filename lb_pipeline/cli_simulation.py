@@ -22,7 +22,7 @@ def _simulate(args) -> int:
 
         cluster, brokers, bundles, config, notes, policies, topics, ran = read_history(
             args.landing, args.day, args.cluster, args.profile)
-        leader = read_leader(args.landing, args.day, cluster, notes)
+        leader = read_leader(args.landing, args.day, cluster, notes, bundles)
     else:
         from lb_pipeline.settings import lake_root_from_env
         from lb_pipeline.spark.lake import Lake

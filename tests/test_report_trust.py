@@ -24,6 +24,22 @@ def test_the_simulations_validation_never_reads_zero_percent_for_nothing_to_scor
     assert "0 of the 0" not in part and "recall" not in part and "nan" not in part and "0.0" not in part
 
 
+def test_the_simulations_validation_names_the_truth_it_was_scored_against():
+    """Scored against the leader's log, it says the unloads the leader logged (not every change of owner, which
+    holds the moves by hand) and that it ran on the leader's cycles and averages; without a log, the cluster's."""
+    ctx = _context()
+    for against, said in (("log", "unloads the leader logged (the same bundle between the same two snapshots; run on "
+                                  "the leader's logged cycles and averages"), ("ownership", "unloads the cluster made")):
+        sim = copy.deepcopy(ctx["simulation"])
+        sim["validation"].update(validated_against=against)
+        line = " ".join(_validation_line(render_nightly({**ctx, "simulation": sim})).split())
+        assert f"predicted 3 of the 4 {said}" in line.replace("&#39;", "'"), line
+        none = copy.deepcopy(sim)
+        none["validation"].update(matched_unloads=0, recorded_unloads=0, predicted_unloads=2, precision=0.0)
+        line = " ".join(_validation_line(render_nightly({**ctx, "simulation": none})).split())
+        assert ("where the leader logged none" in line) == (against == "log"), line
+
+
 def _validation_line(html: str) -> str:
     said = html[html.index('data-testid="simulation-validation"'):]
     return re.sub(r"<[^>]+>", " ", said[:said.index("</p>")])

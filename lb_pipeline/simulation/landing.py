@@ -26,6 +26,7 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes, parsed_whole
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS
 from lb_pipeline.simulation.history import NO_LOAD_REPORT
+from lb_pipeline.simulation.leader_averages import with_replayed
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import snapshot_config
@@ -110,13 +111,21 @@ def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
     return rows, lines
 
 
-def read_leader(landing: str | Path, day: str, cluster: str | None, notes: list[str]):
+def read_leader(landing: str | Path, day: str, cluster: str | None, notes: list[str],
+                bundles: pd.DataFrame | None = None):
     """(the leader's stored ``BundleData`` rows, the brokers' logged events or None without logs, when each
-    snapshot's were written, the bundles' ``ResourceQuota`` rows) of the day: what ``leader_averages`` reads. A file
-    that does not parse is named in ``notes``."""
-    _, dirs = snapshot_dirs(landing, day, cluster)
+    snapshot's were written, the bundles' ``ResourceQuota`` rows) of the day: what ``leader_averages`` reads. With
+    ``bundles`` (``read_history``'s bundle rows), at each snapshot with every report write kept, the leader's
+    averages replayed from them in place of its stored ones (``landing_writes``). A file that does not parse is
+    named in ``notes``."""
+    from lb_pipeline.simulation.landing_writes import replayed_averages
+
+    cluster, dirs = snapshot_dirs(landing, day, cluster)
     averages, written = read_bundle_data(landing, dirs, notes)
     events, lines = log_events(dirs)
+    if bundles is not None:
+        averages = with_replayed(averages, replayed_averages(dirs, Path(landing).resolve(), cluster, averages, written,
+                                                             bundles, events if lines else None, notes))
     return averages, events if lines else None, written, read_quotas(landing, dirs, notes)
 
 

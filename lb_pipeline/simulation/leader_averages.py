@@ -12,6 +12,9 @@ Both come from the ``BundleData`` the leader stores in the metadata store (``lb/
 
 * ``stored``/``samples``/``values``: the stored averages and sample counts at each snapshot that holds them, brought
   from when the leader wrote them to the snapshot (``written``);
+* where the collector kept every report write (``collect --every … --metadata-store``), the averages replayed from
+  them (``simulation.written_replay``: the leader's own, as they stood after the snapshot's last write) in place of
+  its stored copies brought forward (rows with ``replayed`` true: ``with_replayed``);
 * ``per_minute``: how fast ``numSamples`` grew between snapshots (per pair of snapshots the median over the bundles
   stored at both, whose long window is not full yet; summed over the pairs, divided by their minutes), else the
   brokers' logged report writes a minute (every broker's ``Writing local data`` line) and one sample per
@@ -44,13 +47,28 @@ class LeaderAverages:
     # (N, 4) the ResourceQuota an admin set per bundle, FIELDS order (NaN: none): what the leader starts a bundle's
     # averages from where it has no stored BundleData (getBundleDataOrDefault); None: none was collected
     quota: np.ndarray | None = None
+    replayed: int = 0  # snapshots whose averages were replayed from every report write
 
     def note(self) -> str:
         held = int(self.stored.any(0).sum())
         start = (f"each snapshot's stored BundleData ({held} bundle(s)) sets the leader's averages of the bundles the "
                  "simulation has where Pulsar had them" if held else "no snapshot holds the leader's BundleData "
                  "(collect --metadata-store): every bundle's averages start from Pulsar's default")
+        if self.replayed:
+            start += (f", at {self.replayed} snapshot(s) the leader's own, replayed from every load report the brokers "
+                      "wrote")
         return f"{start}; the leader samples every bundle {self.per_minute:.1f} times a minute ({self.source})"
+
+
+def with_replayed(rows: pd.DataFrame, replayed: pd.DataFrame | None) -> pd.DataFrame:
+    """The leader's stored ``BundleData`` rows (``COLUMNS``) with, at each snapshot where the averages were
+    replayed from every report write (``replayed``: rows of ``COLUMNS``, ``silver/bundle_time_averages`` with
+    ``seeded_from`` = ``report-writes`` or ``written_replay.replay``), those in their place (``replayed`` true)."""
+    if replayed is None or replayed.empty:
+        return rows
+    at = set(epoch_ms(replayed["snapshot_ts"]).tolist())
+    kept = rows[~epoch_ms(rows["snapshot_ts"]).isin(at)] if not rows.empty else rows
+    return pd.concat([kept.assign(replayed=False), replayed[list(COLUMNS)].assign(replayed=True)], ignore_index=True)
 
 
 def epoch_ms(times: pd.Series) -> pd.Series:
@@ -140,15 +158,21 @@ def leader_averages(history, rows: pd.DataFrame | None, events: list[dict] | Non
         for name, w in WINDOWS.items():
             samples[w][s_at, k_at] = picked[f"{name}_num_samples"].astype("int64").to_numpy()
             values[w][s_at, k_at] = picked[[f"{name}_{f}" for f in FIELDS]].astype(float).to_numpy()
+        # replayed averages are the leader's as of the snapshot's last report write: nothing to bring forward
+        replayed = set(s_at[picked["replayed"].fillna(False).astype(bool).to_numpy()].tolist()) \
+            if "replayed" in picked.columns else set()
         for s, t in enumerate(history.times.tolist()):
             at = (written or {}).get(int(t))
-            if at is None or not stored[s].any():
+            if at is None or not stored[s].any() or s in replayed:
                 continue
             stale = np.where(stored[s], max(0, round((int(t) - at) / 60_000 * rate)), 0)[:, None]
             for w in WINDOWS.values():
                 n, values[w][s] = update_many(samples[w][s][:, None], values[w][s], history.traffic[s], stale, w)
                 samples[w][s] = n[:, 0]
-    return LeaderAverages(stored, samples, values, float(rate), source, quota_values(history.bundles, quotas))
+    else:
+        replayed = set()
+    return LeaderAverages(stored, samples, values, float(rate), source, quota_values(history.bundles, quotas),
+                          len(replayed))
 
 
 QUOTA_COLUMNS = ("msg_rate_in", "msg_rate_out", "bandwidth_in", "bandwidth_out")  # → FIELDS, as Pulsar copies them

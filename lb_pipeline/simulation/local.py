@@ -34,7 +34,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
         averages, events, written, quotas = leader_rows
         leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
     else:
-        leader = None
+        leader, events = None, None
     profiles = TopicProfiles(history, topics)
     model_table = fit_load_model(brokers)
     model = LoadModel.from_table(model_table, history.brokers)
@@ -45,7 +45,7 @@ def simulate_all(cluster: str, brokers: pd.DataFrame, bundles: pd.DataFrame, con
     for k, run in enumerate(runs):
         tick = (lambda done, total, k=k, run=run: progress(k, run, done, total)) if progress else None
         r = simulate(history, model, config, run["strategy"], run["params"], run["seed"], policies, progress=tick,
-                     profiles=profiles, ran=ran, residuals=True, leader=leader)
+                     profiles=profiles, ran=ran, residuals=True, leader=leader, events=events)
         results.append({"run_id": run["run_id"], "strategy": run["strategy"], "params": run["params"],
                         "seed": run["seed"], **r.summary})
         cycles[run["run_id"]] = [float(v) for v in r.timeseries["usage_std_unpinned"]]

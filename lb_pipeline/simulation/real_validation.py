@@ -149,7 +149,7 @@ def validate_simulation(landing: str | Path, day: str, cluster: str | None = Non
                         residuals: bool = True) -> dict:
     """``score`` of a recorded run's landing folder."""
     cluster, brokers, bundles, config, notes, policies, topics, _ = read_history(landing, day, cluster)
-    averages, events, written, quotas = read_leader(landing, day, cluster, notes)
+    averages, events, written, quotas = read_leader(landing, day, cluster, notes, bundles)
     history = build_history(cluster, brokers, bundles)
     leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
     return score(history, fit_load_model(brokers), config, policies, topics, events, day, notes, seed, residuals,

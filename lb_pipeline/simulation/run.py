@@ -52,13 +52,16 @@ def run_config(config: PulsarConfig, params: dict[str, object]) -> tuple[PulsarC
 def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict | None = None,
              seed: int = 0, policies: Policies | None = None, progress=None,
              profiles: TopicProfiles | None = None, ran: ClusterConfigs | None = None,
-             residuals: bool = False, leader: LeaderAverages | None = None) -> RunResult:
+             residuals: bool = False, leader: LeaderAverages | None = None,
+             events: list[dict] | None = None) -> RunResult:
     """``profiles``: topic-level stats of the bundles that can split (without them a split child's share of the
     traffic is its share of the hash range, and the notes say so). ``residuals``: each broker's usage carries what
     the load model missed at each snapshot (``Simulation.residuals``; for a model fitted on this history). ``ran``: what the cluster's leader ran over the
     night: where it started a new load manager, the run's strategy starts afresh too, and the validation of the
     cluster's own strategy follows its configurations snapshot by snapshot; the run itself takes ``config``.
-    ``leader``: the leader's recorded averages and sampling cadence (``leader_averages``)."""
+    ``leader``: the leader's recorded averages and sampling cadence (``leader_averages``); ``events``: its logged
+    events (``bronze/lb_events`` rows), what the validation of the cluster's own strategy scores against where
+    given (``validation.predict_recorded``)."""
     params = dict(params or {})
     cfg, notes = run_config(config, params)
     balancer = make_balancer(strategy, cfg, seed, history)
@@ -79,7 +82,8 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
     split_count = history.recorded_splits() if strategy == "as-recorded" else len(done)
     summary = metrics.summary(ts, mv, history.events(), interval, grace, splits=split_count)
     changes = [(ms, run_config(c, {})[0]) for ms, c in ran.changes(history.cluster) if ms is not None] if ran else []
-    summary.update(validate_run(history, model, cfg, strategy, params, seed, policies, changes, restarts))
+    summary.update(validate_run(history, model, cfg, strategy, params, seed, policies, changes, restarts, events,
+                                leader))
     notes = [*notes, *cadence_notes(cfg, strategy), *getattr(balancer, "notes", []), *history.notes,
              INTERPOLATION_NOTE.format(m=interval),
              *split_notes(sim, splits, done, cfg)]

@@ -6,6 +6,11 @@ leader ran then (state carried; a fresh instance where the leader runs a new loa
 and the bundles it unloads are compared with the bundles the next snapshot shows on another broker — leaving out
 moves forced by a broker that left or restarted (those are placements, not shedding). One step ahead from the truth
 each time, so one miss does not compound into the rest of the day.
+
+Where the snapshots carry the leader's log (``bronze/lb_events``), the truth is what the leader logged, not every
+change of owner (a move by hand, or a lookup after an unload elsewhere, is no unload to predict), and the
+simulation runs on the closed loop's inputs (``real_validation.score``): the leader's cycles as it logged them, its
+averages, the brokers' reports as last written, ThresholdShedder's history where the leader logged it.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from lb_pipeline.model.cluster_configs import Change
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES, Balancer, make_balancer
-from lb_pipeline.simulation.engine import Simulation
+from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import History
+from lb_pipeline.simulation.leader_averages import LeaderAverages
 from lb_pipeline.simulation.load_model import LoadModel
 from lb_pipeline.simulation.policies import Policies
 
@@ -68,14 +74,27 @@ class AsRun(Balancer):
         return self._for(config).place(bundle, load, config, state, view)
 
 
+def logged_unloads(history: History, events: list[dict]) -> dict[tuple[int, str], str]:
+    """(snapshot, bundle) → destination of the unloads the leader logged, each under the snapshot its cycle
+    followed, before the history's last snapshot."""
+    from lb_pipeline.simulation.real_validation import logged
+
+    last = len(history.times) - 1
+    return {(s, bundle): dst for t, bundle, _, dst in logged(events)[0]
+            if 0 <= (s := history.snapshot_at(t)) < last}
+
+
 def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, strategy: str, seed: int = 0,
                      policies: Policies | None = None, changes: list[Change] | None = None,
-                     restarts: list[int] = ()) -> dict:
+                     restarts: list[int] = (), events: list[dict] | None = None,
+                     leader: LeaderAverages | None = None) -> dict:
     """``config``: the run configuration (``run.run_config``). ``changes``: the configurations the leader ran over
     the night (``ClusterConfigs.changes``, each as ``run.run_config`` makes it), each snapshot then simulated under
     its own, and the snapshots under a plugin's strategy left out on both sides; ``restarts``: the times of the
     snapshots whose leader runs a new load manager (``ClusterConfigs.leader_restarts``), where the strategy starts
-    afresh. Returns counts, precision and recall."""
+    afresh. ``events``: the leader's logged events (``bronze/lb_events`` rows; None where no log was collected),
+    the truth where given; ``leader``: its averages (``leader_averages``). Returns counts, precision, recall and
+    what they are scored against (``validated_against``: ``log`` or ``ownership``)."""
     at = None
     if changes and len(changes) > 1:
         times, configs = [ms for ms, _ in changes], [c for _, c in changes]
@@ -84,7 +103,8 @@ def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, s
     else:
         balancer = make_balancer(strategy, config, seed, history)
     sim = Simulation(history, model, config, balancer, policies or Policies(), anchored=True, config_at=at,
-                     leader_restarts=history.snapshots_at(restarts))
+                     leader_restarts=history.snapshots_at(restarts), **_leader_inputs(history, config, strategy,
+                                                                                      balancer, events, leader))
     predicted, destination = set(), {}
     for cycle in sim.run():
         for m in cycle.moves:
@@ -92,19 +112,47 @@ def predict_recorded(history: History, model: LoadModel, config: PulsarConfig, s
                 predicted.add((cycle.snapshot, m["bundle"]))
                 destination[(cycle.snapshot, m["bundle"])] = m["destination"]
     index = {b: n for n, b in enumerate(history.bundles)}
-    # the last snapshot has no next one to check against; a bundle whose broker then left or restarted was moved
-    # by that, whatever the strategy decided: neither side counts it
-    predicted = {(s, b) for s, b in predicted if s < len(history.times) - 1 and history.present[s + 1, index[b]]
-                 and _stayed_up(history, s, index[b])}
-    recorded = recorded_unloads(history)
+    # the last snapshot has no next one to check against; without the leader's log, a bundle whose broker then left
+    # or restarted was moved by that, whatever the strategy decided, and one split or gone by the next snapshot
+    # cannot be followed: neither side counts it (the log says what the leader unloaded, whatever came after)
+    last = len(history.times) - 1
+    predicted = {(s, b) for s, b in predicted if s < last and (events is not None or (
+        history.present[s + 1, index[b]] and _stayed_up(history, s, index[b])))}
+    if events is not None:
+        went = logged_unloads(history, events)
+        recorded = set(went)
+    else:
+        recorded = recorded_unloads(history)
+        went = {(s, b): history.brokers[history.owner[s + 1, index[b]]] for s, b in recorded}
     if at is not None:  # a plugin's moves are not the simulation's to predict
         recorded = {(s, b) for s, b in recorded if configured_strategy(at(int(history.times[s]))) in STRATEGIES}
     hits = predicted & recorded
-    same_place = sum(1 for s, b in hits if history.brokers[history.owner[s + 1, index[b]]] == destination[(s, b)])
+    same_place = sum(1 for key in hits if went[key] == destination[key])
     return {"recorded_unloads": len(recorded), "predicted_unloads": len(predicted), "matched_unloads": len(hits),
             "destinations_agree": same_place,
             "precision": len(hits) / len(predicted) if predicted else float("nan"),
-            "recall": len(hits) / len(recorded) if recorded else float("nan")}
+            "recall": len(hits) / len(recorded) if recorded else float("nan"),
+            "validated_against": "ownership" if events is None else "log"}
+
+
+def _leader_inputs(history: History, config: PulsarConfig, strategy: str, balancer: Balancer,
+                   events: list[dict] | None, leader: LeaderAverages | None) -> dict:
+    """The closed loop's inputs from the leader's log and averages (``real_validation.score``), as ``Simulation``
+    keywords; ThresholdShedder's logged history handed to ``balancer``."""
+    from lb_pipeline.algorithms.shedding import logged_history
+    from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
+    from lb_pipeline.simulation.real_validation import _ms
+    from lb_pipeline.snapshots import leader_cycle
+
+    if events is None:
+        return {"leader": leader}
+    window = cycle_minutes(config) * 60_000
+    start, end = int(history.times[0]), int(history.times[-1])
+    schedule = leader_cycle.logged_cycles([(_ms(r["event_ts"]), r["kind"]) for r in events], window, start,
+                                          end + window // 2)
+    if strategy == "ThresholdShedder" and hasattr(balancer, "take_log"):
+        balancer.take_log(*logged_history.from_events(events))
+    return {"leader": leader, "schedule": schedule, "residuals": True, "reporter": strategy in MODULAR_STRATEGIES}
 
 
 def is_validated(config: PulsarConfig, strategy: str, params: dict, seed: int) -> bool:
@@ -114,8 +162,10 @@ def is_validated(config: PulsarConfig, strategy: str, params: dict, seed: int) -
 
 def validate_run(history: History, model: LoadModel, config: PulsarConfig, strategy: str, params: dict,
                  seed: int, policies: Policies | None = None, changes: list[Change] | None = None,
-                 restarts: list[int] = ()) -> dict:
+                 restarts: list[int] = (), events: list[dict] | None = None,
+                 leader: LeaderAverages | None = None) -> dict:
     """The validation figures for the run of the cluster's own strategy as configured (seed 0); empty otherwise."""
     if not is_validated(config, strategy, params, seed):
         return {}
-    return predict_recorded(history, model, config, strategy, policies=policies, changes=changes, restarts=restarts)
+    return predict_recorded(history, model, config, strategy, policies=policies, changes=changes, restarts=restarts,
+                            events=events, leader=leader)

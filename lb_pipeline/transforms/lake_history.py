@@ -8,10 +8,10 @@ import pandas as pd
 
 from lb_pipeline.errors import LbError
 from lb_pipeline.simulation.history import NO_LOAD_REPORT
-from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, written_at
+from lb_pipeline.simulation.leader_averages import COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, with_replayed, written_at
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.transforms.config import cluster_configs
-from lb_pipeline.transforms.simulation import policy_rows, split_topic_rows
+from lb_pipeline.transforms.simulation import REPLAYED, policy_rows, split_topic_rows
 
 
 def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None = None):
@@ -46,16 +46,19 @@ def lake_history(spark, lake, day: str, cluster: str | None, profile: str | None
 def lake_leader(spark, lake, day: str, cluster: str) -> tuple[pd.DataFrame, list[dict] | None, dict[int, int],
                                                               pd.DataFrame]:
     """What ``simulation.landing.read_leader`` reads from a landing, from the lake's bronze tables: the leader's
-    stored ``BundleData`` rows of ``cluster``, the brokers' logged events (None without any), when each
+    stored ``BundleData`` rows of ``cluster`` (replayed from every report write where silver has them so), the brokers' logged events (None without any), when each
     snapshot's averages were written, and the bundles' resource quotas. A table the lake does not hold counts as
     not collected."""
-    def rows(table: str, *columns: str) -> pd.DataFrame:
-        if not lake.exists(spark, "bronze", table):
+    def rows(table: str, *columns: str, layer: str = "bronze", where: str = "true") -> pd.DataFrame:
+        if not lake.exists(spark, layer, table):
             return pd.DataFrame(columns=list(columns))
-        df = lake.read(spark, "bronze", table, day)
-        return df.where(df["cluster"] == cluster).select(*columns).toPandas()
+        df = lake.read(spark, layer, table, day)
+        return df.where(df["cluster"] == cluster).where(where).select(*columns).toPandas()
 
-    averages = rows("bundle_data", *AVERAGE_COLUMNS)
+    # where every report write was kept, silver's replay of them: the leader's own averages at those snapshots
+    averages = with_replayed(rows("bundle_data", *AVERAGE_COLUMNS),
+                             rows("bundle_time_averages", *AVERAGE_COLUMNS, layer="silver",
+                                  where=f"seeded_from = '{REPLAYED}'"))
     events = rows("lb_events", "kind", "event_ts")
     return (averages, None if events.empty else events.to_dict("records"),
             written_at(rows("snapshots", "snapshot_ts", "bundle_data_written_ms")),

@@ -29,7 +29,7 @@ from lb_pipeline.transforms.replay_inputs import with_serves
 from lb_pipeline.transforms.simulation_slots import Runs, run_cost, runs_of, slot_plan, spread_keys
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.leader_averages import (COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, leader_averages,
-                                                   stored_every, written_at)
+                                                   stored_every, with_replayed, written_at)
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
@@ -39,6 +39,7 @@ from lb_pipeline.simulation.sweep import run_list
 from lb_pipeline.snapshots import leader_cycle
 from lb_pipeline.workers import collector_paused
 
+REPLAYED = "report-writes"  # silver/bundle_time_averages' seeded_from of the averages replayed from every write
 LOAD_MODEL_SCHEMA = ("cluster string, snapshot_date string, broker string, resource string, source string, "
                      "intercept double, coef_rate double, coef_tput_in double, coef_tput_out double, r2 double, "
                      "residual_std double, samples int, censored int")
@@ -49,6 +50,7 @@ SUMMARY = ("usage_std_mean double, usage_std_unpinned_mean double, peak_usage do
            "reconnections_total long, events int, "
            "events_converged int, minutes_to_converge_max double, cycles int, recorded_unloads int, "
            "predicted_unloads int, matched_unloads int, destinations_agree int, precision double, recall double, "
+           "validated_against string, "
            "notes string")
 CYCLE = ("ts timestamp, snapshot int, interpolated boolean, brokers int, bundles int, usage_mean double, "
          "usage_std double, usage_max double, max_over_mean double, overloaded_brokers int, idle_brokers int, "
@@ -125,16 +127,17 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     averages, written = _leader_rows(pdf)
     quotas = (pdf.loc[pdf["kind"] == "quota", ["bundle", "snapshot_ts", *QUOTA_COLUMNS]]
               if "bandwidth_in" in pdf.columns else None)
-    leader = leader_averages(history, averages, _events(pdf), written, stored_every(config), quotas)
+    events = _events(pdf)
+    leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     topics = pdf[pdf["kind"] == "topic"]
     profiles = TopicProfiles(history, topics)
-    out = [pd.DataFrame([{**check, **_validation(history, model_rows, config, policies, topics, pdf, day, leader)}])] \
+    out = [pd.DataFrame([{**check, **_validation(history, model_rows, config, policies, topics, events, day, leader)}])] \
         if slot == 0 else []  # the first slot of each cluster also scores the closed loop against the leader's log
     for run, k in zip(runs, keys):
         with collector_paused():
             result = simulate(history, model, config, run["strategy"], run["params"], int(run["seed"]), policies,
-                              profiles=profiles, ran=configs, residuals=True, leader=leader)
+                              profiles=profiles, ran=configs, residuals=True, leader=leader, events=events)
         totals = {_TOTALS.get(name, name): v for name, v in result.summary.items()}
         out += [result.timeseries.assign(**k, kind="cycle", ts=pd.to_datetime(result.timeseries["ts"], unit="ms", utc=True)),
                 pd.DataFrame([{**k, "kind": "run", **totals, "notes": "; ".join(result.notes)}])]
@@ -156,18 +159,22 @@ def _events(pdf: pd.DataFrame) -> list[dict] | None:
 
 
 def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
-    """The leader's stored ``BundleData`` rows of the cluster and, per snapshot (epoch ms), when it wrote them (none
-    where ``simulate_runs`` was given neither)."""
-    averages = (pdf.loc[pdf["kind"] == "average", list(AVERAGE_COLUMNS)] if set(AVERAGE_COLUMNS) <= set(pdf.columns)
-                else pd.DataFrame(columns=list(AVERAGE_COLUMNS)))
+    """The leader's stored ``BundleData`` rows of the cluster, its averages replayed from every report write in
+    their place where they were (``with_replayed``), and per snapshot (epoch ms) when it wrote them (none where
+    ``simulate_runs`` was given neither)."""
+    if set(AVERAGE_COLUMNS) <= set(pdf.columns):
+        averages = with_replayed(pdf.loc[pdf["kind"] == "average", list(AVERAGE_COLUMNS)],
+                                 pdf.loc[pdf["kind"] == "replayed", list(AVERAGE_COLUMNS)])
+    else:
+        averages = pd.DataFrame(columns=list(AVERAGE_COLUMNS))
     if "bundle_data_written_ms" not in pdf.columns:
         return averages, {}
     return averages, written_at(pdf.loc[pdf["kind"] == "written"])
 
 
-def _validation(history, model_rows, config, policies, topics, pdf: pd.DataFrame, day: str, leader) -> dict:
-    """The columns of a cluster's validation row (``real_validation.score``); a failure is the row's note."""
-    rows = _events(pdf)
+def _validation(history, model_rows, config, policies, topics, rows: list[dict] | None, day: str, leader) -> dict:
+    """The columns of a cluster's validation row (``real_validation.score``; ``rows``: the leader's logged events);
+    a failure is the row's note."""
     try:
         with collector_paused():
             r = score(history, model_rows, config, policies, topics, rows, day, leader=leader)
@@ -208,7 +215,8 @@ def split_topic_rows(bundle_reports: DataFrame, topic_stats: DataFrame, config: 
 def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, model: DataFrame, policies: DataFrame,
                   config: PulsarConfig | ClusterConfigs, runs: Runs, topic_stats: DataFrame | None = None,
                   events: DataFrame | None = None, bundle_data: DataFrame | None = None,
-                  snapshots: DataFrame | None = None, quotas: DataFrame | None = None) -> DataFrame:
+                  snapshots: DataFrame | None = None, quotas: DataFrame | None = None,
+                  time_averages: DataFrame | None = None) -> DataFrame:
     """Every run on every cluster's history, under the cluster's own configuration: cycle rows (``kind = 'cycle'``)
     and one summary row each, and per cluster one ``validation`` row: the closed loop of the strategy it ran,
     scored against the unloads and splits its leader logged. ``runs``: the runs, or a function of a cluster's
@@ -216,7 +224,8 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     rows, for the simulated splits (``split_topic_rows``); ``events``: ``bronze/lb_events`` rows; ``bundle_data`` and
     ``snapshots``: ``bronze/bundle_data`` and ``bronze/snapshots``, the leader's stored averages and when it wrote
     them (``simulation.leader_averages``); ``quotas``: ``bronze/resource_quotas``, what a bundle's averages start
-    from where the leader starts them afresh."""
+    from where the leader starts them afresh; ``time_averages``: ``silver/bundle_time_averages``, whose rows replayed
+    from every report write (``seeded_from`` = ``report-writes``) are the leader's own averages at their snapshots."""
     configs, cores = ClusterConfigs.of_any(config), spark.sparkContext.defaultParallelism
     plans = {}
     for cluster in (None, *configs):
@@ -238,6 +247,10 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     if bundle_data is not None:  # the leader's stored BundleData: its averages where the simulation agrees with it
         rows = rows.unionByName(bundle_data.select("cluster", "snapshot_date", *AVERAGE_COLUMNS)
                                 .withColumn("kind", F.lit("average")), allowMissingColumns=True)
+    if time_averages is not None and "seeded_from" in time_averages.columns:
+        rows = rows.unionByName(time_averages.where(F.col("seeded_from") == REPLAYED)
+                                .select("cluster", "snapshot_date", *AVERAGE_COLUMNS)
+                                .withColumn("kind", F.lit("replayed")), allowMissingColumns=True)
     if quotas is not None:
         rows = rows.unionByName(quotas.select("cluster", "snapshot_ts", "snapshot_date", "bundle", *QUOTA_COLUMNS)
                                 .withColumn("kind", F.lit("quota")), allowMissingColumns=True)

@@ -1,0 +1,83 @@
+"""The leader's averages replayed from every load report the brokers wrote, straight from a landing folder (each
+snapshot's ``lb/report-writes.jsonl``, ``collect --every … --metadata-store …``), as the nightly job has them in
+``silver/bundle_time_averages`` (``seeded_from`` = ``report-writes``): the simulation's what-if and validation paths
+start each snapshot from the leader's own averages where the writes were kept.
+
+Each line goes through ingest's parser and row rules (``formats.report_writes``, ``quality.row_rules``); a line or
+row they refuse is left out and named in the notes, as ingest quarantines it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from lb_pipeline.formats.report_writes import parse_report_writes
+from lb_pipeline.quality import row_rules
+from lb_pipeline.simulation.leader_averages import COLUMNS
+from lb_pipeline.simulation.written_replay import replay
+from lb_pipeline.snapshots import layout
+
+WRITE = ["broker", "zxid", "write_ms", "version", "deleted"]
+STATS = ["zxid", "bundle", "position", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out"]
+
+
+def replayed_averages(dirs: list[Path], root: Path, cluster: str, stored: pd.DataFrame, written: dict[int, int],
+                      bundles: pd.DataFrame, events: list[dict] | None, notes: list[str]) -> pd.DataFrame | None:
+    """Rows of ``leader_averages.COLUMNS``: per snapshot with report writes, each bundle its reports list
+    (``bundles``: ``read_history``'s bundle rows), the leader's averages after its last write; None without writes.
+    ``stored``/``written``: the leader's stored ``BundleData`` rows and when each snapshot's were written
+    (``landing.read_bundle_data``); ``events``: the brokers' logged events (its split lines held the leader)."""
+    rows = []
+    for d in dirs:
+        rows += _writes(d, root, cluster, notes)
+    if not rows:
+        return None
+    kept, refused = row_rules.check_rows("report_writes", rows)
+    notes += [f"{r['source_file']}: line {r['line']}: {field}: {why}; left out" for r, field, why in refused]
+    if not kept:
+        return None
+    writes = pd.DataFrame(kept)
+    frames = [writes[["cluster", "snapshot_ts", "snapshot_date", *WRITE]].drop_duplicates().assign(kind="write"),
+              writes[writes["bundle"].notna()][["snapshot_ts", *STATS]].assign(kind="stats")]
+    batches = pd.DataFrame([{"snapshot_ts": pd.Timestamp(t, unit="ms", tz="UTC"), "written_ms": w}
+                            for t, w in written.items()], columns=["snapshot_ts", "written_ms"])
+    if not stored.empty and not batches.empty:
+        frames += [stored.merge(batches, on="snapshot_ts").assign(kind="stored"), batches.assign(kind="batch")]
+    if not bundles.empty:
+        frames.append(bundles[["snapshot_ts", "bundle"]].drop_duplicates().assign(kind="listed"))
+    splits = [{"event": e["kind"], "event_ts": e["event_ts"]} for e in events or [] if e["kind"].startswith("split")]
+    if splits:
+        frames.append(pd.DataFrame(splits).assign(kind="event"))
+    pdf = pd.concat(frames, ignore_index=True).assign(cluster=cluster)
+    out = replay(pdf, ["cluster", "snapshot_ts", "snapshot_date", "bundle", "writes_replayed",
+                       *[c for c in COLUMNS if c not in ("bundle", "snapshot_ts")]])
+    return out[list(COLUMNS)] if not out.empty else None
+
+
+def _writes(d: Path, root: Path, cluster: str, notes: list[str]) -> list[dict]:
+    """The rows ingest lands of one snapshot's report writes (none without the file)."""
+    from lb_pipeline.simulation.landing import _refused
+
+    path = d / layout.REPORT_WRITES
+    if not path.exists():
+        return []
+    try:
+        ts = pd.Timestamp(datetime.strptime(d.name, layout.TS_FORMAT), tz="UTC")
+    except ValueError:
+        return []  # read_history says so
+    if refused := _refused(path, root):
+        notes.append(f"{path}: {refused}; left out")
+        return []
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        notes.append(f"{path}: {exc}; left out")
+        return []
+    rows, problems = parse_report_writes(text.splitlines())
+    notes += [f"{path}: {p.field}: {p.reason}; left out" for p in problems]
+    common = {"cluster": cluster, "snapshot_ts": ts.to_pydatetime(), "snapshot_date": ts.strftime("%Y-%m-%d"),
+              "source_file": str(path)}
+    return [{**common, **r} for r in rows]
