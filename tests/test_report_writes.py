@@ -315,3 +315,48 @@ def test_the_closed_form_replay_is_the_sample_by_sample_one(source):
                 for w, (n, values) in windows.items():
                     assert got[t][bundle][w][0] == n
                     assert got[t][bundle][w][1] == pytest.approx(values, rel=1e-12)
+
+
+def test_the_what_if_path_refuses_the_report_writes_ingest_quarantines_and_replays_the_rest(tmp_path):
+    """From a landing folder (simulate, validate-simulation), a write from after its snapshot and a transaction
+    repeated in one snapshot are left out and named, as ingest's row rules quarantine them; with the write from
+    2100 left out, the averages replayed are those of the untouched folder, to the last bit."""
+    import shutil
+
+    import pandas as pd
+
+    from lb_pipeline.quality import row_rules
+    from lb_pipeline.simulation.landing import read_history, read_leader
+    from lb_pipeline.simulation.landing_writes import _row_rules, _writes
+    from lb_pipeline.simulation.leader_averages import COLUMNS
+    from lb_pipeline.snapshots import layout
+
+    source = Path(__file__).parent / "fixtures" / "real-runs" / "writes-threshold" / "landing"
+    day = "2026-12-06"
+
+    def spoiled(name: str, repeat: bool) -> Path:
+        landing = Path(shutil.copytree(source, tmp_path / name))
+        snap = sorted((landing / "lbtest").iterdir())[5]
+        lines = (snap / layout.REPORT_WRITES).read_text().splitlines()
+        late = json.loads(lines[0]) | {"zxid": 10**9, "mtime": 4_102_444_800_000}
+        (snap / layout.REPORT_WRITES).write_text("\n".join([*lines, *lines[-1:] * repeat, json.dumps(late)]) + "\n")
+        return snap
+
+    snap = spoiled("both", repeat=True)
+    rows = _writes(snap, snap.parent.parent.resolve(), "lbtest", [])
+    notes: list[str] = []
+    kept = _row_rules(rows, notes)
+    assert kept == row_rules.check_rows("report_writes", rows)[0]  # as ingest keeps them
+    assert any("written_by_snapshot" in n for n in notes) and any("zxid,position" in n for n in notes)
+
+    def replayed(folder: Path):
+        said: list[str] = []
+        cluster, _, bundles, *_ = read_history(folder, day)
+        averages = read_leader(folder, day, cluster, said, bundles)[0]
+        rows = averages[averages["replayed"]][list(COLUMNS)]
+        return rows.sort_values(["snapshot_ts", "bundle"]).reset_index(drop=True), said
+
+    got, said = replayed(spoiled("late", repeat=False).parent.parent)
+    want, _ = replayed(source)
+    assert len(want) == 390 and any("written_by_snapshot" in n for n in said)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)

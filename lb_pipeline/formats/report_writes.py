@@ -21,6 +21,18 @@ from lb_pipeline.formats import values as v
 from lb_pipeline.formats.values import Problem, Row, RowProblem
 from lb_pipeline.model.names import broker_problem
 
+# A snapshot's report writes are those the collector kept until it finished the snapshot: a write from later would
+# become the snapshot's time and take in the next snapshots' writes (``transforms.written_averages``). The margin
+# covers a long collection and the store's clock running a little ahead of the collector's (the row rule
+# ``written_by_snapshot`` of ``expectations/bronze.report_writes.json``).
+WRITES_AFTER_SNAPSHOT_MS = 300_000
+
+
+def written_by_snapshot(write_ms: int | None, snapshot_ms: int) -> bool | None:
+    """Whether a write's store time is one its snapshot (taken at ``snapshot_ms``, to the second) can hold."""
+    return None if write_ms is None else write_ms <= snapshot_ms // 1000 * 1000 + WRITES_AFTER_SNAPSHOT_MS + 999
+
+
 STATS = (("msg_rate_in", "msgRateIn"), ("msg_rate_out", "msgRateOut"), ("msg_throughput_in", "msgThroughputIn"),
          ("msg_throughput_out", "msgThroughputOut"))
 

@@ -18,6 +18,7 @@ import math
 from collections import Counter
 from functools import lru_cache
 
+from lb_pipeline.formats.report_writes import written_by_snapshot
 from lb_pipeline.quality.runner import load_suite
 
 UNIQUE = "expect_compound_columns_to_be_unique"
@@ -27,10 +28,6 @@ _SNAPSHOT_KEY = ("cluster", "snapshot_ts", "snapshot_date")
 # Below this a resource limit Pulsar divides by in float32 (``ResourceUsage.percentUsage``) turns any usage into an
 # infinite (or NaN) percentage: 1e-300 rounds to 0.0f; no real limit (percent of a core, MB, kbit/s) is that small.
 SMALLEST_LIMIT = 1e-6
-# A snapshot's report writes are those the collector kept until it finished the snapshot: a write from later would
-# become the snapshot's time and take in the next snapshots' writes (``transforms.written_averages``). The margin
-# covers a long collection and the store's clock running a little ahead of the collector's.
-WRITES_AFTER_SNAPSHOT_MS = 300_000
 LIMITS = ("cpu_limit", "memory_limit", "direct_memory_limit", "bandwidth_in_limit", "bandwidth_out_limit")
 
 
@@ -84,8 +81,7 @@ _DERIVED = {
     "boundaries_increasing": lambda r: all(b > a for a, b in zip(_positions(r), _positions(r)[1:])),
     "bundle_count_matches": lambda r: len(r["boundaries"] or []) == (r["num_bundles"] or 0) + 1,
     "limits_usable": lambda r: all(r[c] is None or r[c] <= 0 or r[c] >= SMALLEST_LIMIT for c in LIMITS),
-    "written_by_snapshot": lambda r: None if r["write_ms"] is None else (
-        r["write_ms"] <= int(r["snapshot_ts"].timestamp()) * 1000 + WRITES_AFTER_SNAPSHOT_MS + 999),
+    "written_by_snapshot": lambda r: written_by_snapshot(r["write_ms"], int(r["snapshot_ts"].timestamp() * 1000)),
 }
 
 

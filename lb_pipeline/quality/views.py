@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from lb_pipeline.model import topic_stats
-from lb_pipeline.quality.row_rules import WRITES_AFTER_SNAPSHOT_MS
+from lb_pipeline.formats.report_writes import WRITES_AFTER_SNAPSHOT_MS
 from lb_pipeline.quality.simulation_views import simulation_runs, simulation_timeseries, simulation_validation
 from lb_pipeline.transforms import grace_state as gs
 from lb_pipeline.transforms.config import cluster_configs, per_cluster

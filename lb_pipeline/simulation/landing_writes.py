@@ -3,19 +3,20 @@ snapshot's ``lb/report-writes.jsonl``, ``collect --every â€¦ --metadata-store â€
 ``silver/bundle_time_averages`` (``seeded_from`` = ``report-writes``): the simulation's what-if and validation paths
 start each snapshot from the leader's own averages where the writes were kept.
 
-Each line goes through ingest's parser and row rules (``formats.report_writes``, ``quality.row_rules``); a line or
-row they refuse is left out and named in the notes, as ingest quarantines it.
+Each line goes through ingest's parser (``formats.report_writes``), and a write made after its snapshot was taken
+or a transaction repeated within a snapshot is refused as ingest's row rules refuse it (``written_by_snapshot``,
+one row per transaction and position): left out and named in the notes, as ingest quarantines it.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 
-from lb_pipeline.formats.report_writes import parse_report_writes
-from lb_pipeline.quality import row_rules
+from lb_pipeline.formats.report_writes import parse_report_writes, written_by_snapshot
 from lb_pipeline.simulation.leader_averages import COLUMNS
 from lb_pipeline.simulation.written_replay import replay
 from lb_pipeline.snapshots import layout
@@ -35,8 +36,7 @@ def replayed_averages(dirs: list[Path], root: Path, cluster: str, stored: pd.Dat
         rows += _writes(d, root, cluster, notes)
     if not rows:
         return None
-    kept, refused = row_rules.check_rows("report_writes", rows)
-    notes += [f"{r['source_file']}: line {r['line']}: {field}: {why}; left out" for r, field, why in refused]
+    kept = _row_rules(rows, notes)
     if not kept:
         return None
     writes = pd.DataFrame(kept)
@@ -55,6 +55,21 @@ def replayed_averages(dirs: list[Path], root: Path, cluster: str, stored: pd.Dat
     out = replay(pdf, ["cluster", "snapshot_ts", "snapshot_date", "bundle", "writes_replayed",
                        *[c for c in COLUMNS if c not in ("bundle", "snapshot_ts")]])
     return out[list(COLUMNS)] if not out.empty else None
+
+
+def _row_rules(rows: list[dict], notes: list[str]) -> list[dict]:
+    """The rows ingest's row rules keep of one cluster's writes; the others named in ``notes``."""
+    keys = Counter((r["snapshot_ts"], r["zxid"], r["position"]) for r in rows if r["position"] is not None)
+    kept = []
+    for r in rows:
+        where = f"{r['source_file']}: line {r['line']}"
+        if not written_by_snapshot(r["write_ms"], int(r["snapshot_ts"].timestamp() * 1000)):
+            notes.append(f"{where}: written_by_snapshot: written {r['write_ms']}, after its snapshot was taken; left out")
+        elif r["position"] is not None and keys[(r["snapshot_ts"], r["zxid"], r["position"])] > 1:
+            notes.append(f"{where}: zxid,position: the transaction {r['zxid']} repeated in its snapshot; left out")
+        else:
+            kept.append(r)
+    return kept
 
 
 def _writes(d: Path, root: Path, cluster: str, notes: list[str]) -> list[dict]:
