@@ -29,10 +29,11 @@ _SIM_OPTIONS = {k: v for k, v in options("simulation").items() if k != "kinds"} 
 # bundle_data, snapshots and lb_events: the leader's stored averages, when it wrote them, and how often the brokers
 # reported (``simulation.leader_averages``); lb_events also what its leader logged, for the validation;
 # resource_quotas what a bundle's averages start from where the leader starts them afresh; bundle_time_averages
-# the leader's own averages where every report write was kept
+# the leader's own averages where every report write was kept; report_writes when a move the history imposes
+# reached the leader (the validation)
 _SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "topic_stats", "config", "ownership",
                                          "namespaces", "failure_domains", "bundle_data", "snapshots", "lb_events",
-                                         "resource_quotas")] \
+                                         "resource_quotas", "report_writes")] \
     + [key("silver", "bundle_time_averages"), key("gold", "load_model")]
 
 
@@ -59,7 +60,8 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
                                *(lk.read(s, "bronze", t, day) for t in ("topic_stats", "lb_events", "bundle_data",
                                                                          "snapshots")),
                                quotas=lk.read(s, "bronze", "resource_quotas", day),
-                               time_averages=lk.read(s, "silver", "bundle_time_averages", day)).persist()
+                               time_averages=lk.read(s, "silver", "bundle_time_averages", day),
+                               report_writes=lk.read(s, "bronze", "report_writes", day)).persist()
     try:
         runs_written, runs_meta = write_table(s, lk, sim.runs_table(result), "gold", "simulation_runs", day)
         _, ts_meta = write_table(s, lk, sim.timeseries_table(result), "gold", "simulation_timeseries", day)

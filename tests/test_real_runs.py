@@ -218,6 +218,8 @@ def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command
         assert row[k] == want[k], k
     # broker c stopped after the traffic: its two bundles stayed unowned, no client looked them up again
     assert (row.orphans_lost, row.orphans_reowned, row.orphans_agree) == (2, 0, 0)
+    # the moves by hand taken at the new owner's first report (from bronze/report_writes): the leader's four splits
+    assert (row.logged_splits, row.simulated_splits, row.matched_splits) == (4, 4, 4)
     assert row.orphans_traffic_off is None  # nothing re-owned: no share to give
     assert row.warm_up_cycles == 29 and row.settled_precision is not None  # ThresholdShedder's, from the log
     assert row.logged_unloads > 0 and "no broker log" not in (row.notes or "")

@@ -12,7 +12,8 @@ Pulsar's rules, as the simulation applies them:
   the stored copy (``ModularLoadManagerImpl.updateBundleData``). Measured every write (``leader_samples``, the probe
   record): so 7 of 16 moves; in the other 9 the averages went on. And the new owner's first report carried 1.05 to
   2.55 times the bundle's rate (median 1.39; up to 6.3 on the second probe record, where that report got 3 of 17
-  moved hot bundles split), its next the rate again: neither is modelled here yet;
+  moved hot bundles split), its next the rate again: for a move the history imposes, where the report writes were
+  kept, the loop takes that report as the leader's sample (``arrivals``); for its own moves neither is modelled;
 * a split's children and a bundle that appears start from Pulsar's default seed (``start_afresh``), the first sample
   replacing it; a bundle with a ``ResourceQuota`` an admin set starts (there and after a move) from the quota with a
   full window instead (``getBundleDataOrDefault``: it weighs 9/10 and 999/1000 after the first sample);

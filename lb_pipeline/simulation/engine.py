@@ -30,6 +30,7 @@ from lb_pipeline.algorithms.shedding.common import LoadData
 from lb_pipeline.algorithms.shedding.selection import LookupFailed
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights, percent_usage_array
+from lb_pipeline.simulation.arrivals import arrive
 from lb_pipeline.simulation.balancers import Balancer
 from lb_pipeline.simulation.bundle_averages import BundleAverages
 from lb_pipeline.simulation.broker_view import pinned_by_one_topic, reported_brokers
@@ -95,6 +96,9 @@ class Simulation:
     # the leader's averages at the first snapshot and how often it samples (``leader_averages``); None: every bundle
     # starts from Pulsar's default seed, one sample a minute
     leader: LeaderAverages | None = None
+    # moves the history imposes, each taken when the report writes show the new owner's first report
+    # (``arrivals.timed_moves``: arrival, bundle index, broker index), in time order
+    arrivals: list = field(default_factory=list)
 
     def __post_init__(self):
         h = self.history
@@ -110,11 +114,15 @@ class Simulation:
         self._residual = recorded_residuals(h, self.model) if self.residuals else None
         self._written: dict[int, tuple] = {}  # broker → (usage row, traffic row, bundles, weighted max, written at)
         self._now = 0
+        self._arrived: set[tuple[int, int]] = set()  # (bundle, broker) of the imposed moves taken at their arrival
+        self._between: tuple[list[dict], list[dict]] = ([], [])  # moves and splits since the last cycle
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
-        cycles = self.cycles()
+        cycles, arrivals = self.cycles(), list(self.arrivals)
         for k, (t, minutes) in enumerate(cycles):
+            while arrivals and arrivals[0][0].t < t:
+                arrive(self, *arrivals.pop(0))
             self.samples_per_cycle = self.averages.samples(minutes)
             yield self.step(t)
             if progress:
@@ -224,7 +232,9 @@ class Simulation:
         self.balancer.bundles_changed({b for m in moves for b in (m["source"], m["destination"]) if b is not None}
                                       | {s["broker"] for s in splits}, t)
         rate_recorded = float(recorded[h.present[i]][:, :2].sum())
-        return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, moves, splits, pinned)
+        between, self._between = self._between, ([], [])  # made at arrivals since the last cycle
+        return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, between[0] + moves, between[1] + splits,
+                     pinned)
 
     def _split_checks(self, t: int) -> int:
         """Split checks due by ``t``: the modular leader's one a cycle (``ModularLoadManagerImpl.updateAll``), the
@@ -292,7 +302,7 @@ class Simulation:
             self._restarting = {h.brokers[b] for b in np.flatnonzero(restarted)}
             self.averages.start_afresh(bs.present(i) & ~before)
             for n, b in h.imposed.get(i, ()):  # a move the load manager did not make happened in the history too
-                if bs.present(i)[n] and h.live[i][b]:
+                if bs.present(i)[n] and h.live[i][b] and (n, b) not in self._arrived:
                     self.owner[n] = b
                     self.averages.forget(n)  # moved: its averages start again from its next sample
         self.snapshot = i

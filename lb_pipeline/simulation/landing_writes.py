@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from lb_pipeline.formats.report_writes import parse_report_writes, written_by_snapshot
+from lb_pipeline.simulation.arrivals import COLUMNS as ARRIVAL_COLUMNS, Arrival, first_listings
 from lb_pipeline.simulation.leader_averages import COLUMNS
 from lb_pipeline.simulation.written_replay import replay
 from lb_pipeline.snapshots import layout
@@ -55,6 +56,13 @@ def replayed_averages(dirs: list[Path], root: Path, cluster: str, stored: pd.Dat
     out = replay(pdf, ["cluster", "snapshot_ts", "snapshot_date", "bundle", "writes_replayed",
                        *[c for c in COLUMNS if c not in ("bundle", "snapshot_ts")]])
     return out[list(COLUMNS)] if not out.empty else None
+
+
+def read_arrivals(dirs: list[Path], root: Path, cluster: str) -> list[Arrival]:
+    """Each bundle's arrivals on a new owner (``arrivals.first_listings``) in the snapshots' report writes (those
+    ``replayed_averages`` keeps; what it leaves out it names)."""
+    rows = _row_rules([r for d in dirs for r in _writes(d, root, cluster, [])], [])
+    return first_listings(pd.DataFrame(rows, columns=list(ARRIVAL_COLUMNS)))
 
 
 def _row_rules(rows: list[dict], notes: list[str]) -> list[dict]:

@@ -34,12 +34,14 @@ from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.algorithms.shedding import logged_history
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.algorithms.shedding.warm_up import warm_up_cycles
+from lb_pipeline.simulation.arrivals import Arrival, timed_moves
 from lb_pipeline.simulation.balancers import STRATEGIES, make_balancer
 from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.orphan_placements import placements
-from lb_pipeline.simulation.landing import read_history, read_leader
+from lb_pipeline.simulation.landing import read_history, read_leader, snapshot_dirs
+from lb_pipeline.simulation.landing_writes import read_arrivals
 from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages, stored_every
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.residuals import recorded_prediction
@@ -152,8 +154,9 @@ def validate_simulation(landing: str | Path, day: str, cluster: str | None = Non
     averages, events, written, quotas = read_leader(landing, day, cluster, notes, bundles)
     history = build_history(cluster, brokers, bundles)
     leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
+    _, dirs = snapshot_dirs(landing, day, cluster)
     return score(history, fit_load_model(brokers), config, policies, topics, events, day, notes, seed, residuals,
-                 leader=leader)
+                 leader=leader, arrivals=read_arrivals(dirs, Path(landing).resolve(), cluster))
 
 
 NO_LOG = "the snapshots hold no broker log (collect --broker-log): no logged unload to score against"
@@ -161,12 +164,14 @@ NO_LOG = "the snapshots hold no broker log (collect --broker-log): no logged unl
 
 def score(history, model_rows, config, policies, topics, events, day: str, notes: list[str] | None = None,
           seed: int = 0, residuals: bool = True, averages: pd.DataFrame | None = None,
-          written: dict[int, int] | None = None, leader: LeaderAverages | None = None) -> dict:
+          written: dict[int, int] | None = None, leader: LeaderAverages | None = None,
+          arrivals: list[Arrival] | None = None) -> dict:
     """The closed loop of the strategy ``config`` runs, from the history's first snapshot, scored against the
     leader's logged ``events`` (``bronze/lb_events`` rows; None: no log was collected, nothing to score).
     ``averages``: the leader's stored ``BundleData`` rows (``leader_averages``), None where none were collected;
     ``written``: per snapshot (epoch ms), when the leader wrote those it holds; ``leader``: both already read
-    (``leader_averages``)."""
+    (``leader_averages``); ``arrivals``: where the report writes were kept, each bundle's arrivals on a new owner
+    (``arrivals.first_listings``): a move the history imposes is taken when its new owner's first report shows it."""
     notes = list(notes or [])
     truth, logged_splits = logged(events or [])
     if events is None:
@@ -174,9 +179,12 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     else:
         history.imposed = imposed_moves(history, truth)
         moved = sum(len(v) for v in history.imposed.values())
+        timed = timed_moves(history, arrivals or [], truth, (cycle_minutes(config) * 3 * 60_000) // 2)
         if moved:
             notes.append(f"{moved} bundle move(s) between snapshots that the leader did not log (by hand, or a "
-                         "lookup after an unload elsewhere) are followed as recorded, as brokers joining and leaving are")
+                         "lookup after an unload elsewhere) are followed as recorded, as brokers joining and leaving are"
+                         + (f"; {len(timed)} taken when the new owner's first report showed them, from its rates "
+                            "(the report writes), a bundle split before the next snapshot included" if timed else ""))
     model = LoadModel.from_table(model_rows, history.brokers)
     strategy = configured_strategy(config)
     if strategy not in STRATEGIES:
@@ -195,7 +203,8 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
                                                         seed, history),
                      policies, profiles=TopicProfiles(history, topics),
                      splits=Splits(cfg, extensible=strategy == "TransferShedder") if strategy in STRATEGIES else None,
-                     residuals=residuals, reporter=strategy in MODULAR_STRATEGIES, schedule=schedule, leader=leader)
+                     residuals=residuals, reporter=strategy in MODULAR_STRATEGIES, schedule=schedule, leader=leader,
+                     arrivals=timed if events is not None else [])
     if events is not None and strategy == "ThresholdShedder":  # its history where the leader logged it
         lines, elections = logged_history.from_events(events)
         sim.balancer.take_log(lines, elections)

@@ -25,9 +25,11 @@ from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
+from lb_pipeline.transforms.arrivals import arrivals
 from lb_pipeline.transforms.replay_inputs import with_serves
 from lb_pipeline.transforms.simulation_slots import Runs, run_cost, runs_of, slot_plan, spread_keys
-from lb_pipeline.simulation.history import build_history
+from lb_pipeline.simulation.arrivals import Arrival
+from lb_pipeline.simulation.history import TRAFFIC, build_history
 from lb_pipeline.simulation.leader_averages import (COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, leader_averages,
                                                    stored_every, with_replayed, written_at)
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
@@ -127,12 +129,13 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     averages, written = _leader_rows(pdf)
     quotas = (pdf.loc[pdf["kind"] == "quota", ["bundle", "snapshot_ts", *QUOTA_COLUMNS]]
               if "bandwidth_in" in pdf.columns else None)
-    events = _events(pdf)
+    events, arrived = _events(pdf), _arrivals(pdf)
     leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     topics = pdf[pdf["kind"] == "topic"]
     profiles = TopicProfiles(history, topics)
-    out = [pd.DataFrame([{**check, **_validation(history, model_rows, config, policies, topics, events, day, leader)}])] \
+    out = [pd.DataFrame([{**check, **_validation(history, model_rows, config, policies, topics, events, day, leader,
+                                                 arrived)}])] \
         if slot == 0 else []  # the first slot of each cluster also scores the closed loop against the leader's log
     for run, k in zip(runs, keys):
         with collector_paused():
@@ -158,6 +161,15 @@ def _events(pdf: pd.DataFrame) -> list[dict] | None:
          "to_broker": e.to_broker, "detail": getattr(e, "detail", None)} for e in events.itertuples(index=False)]
 
 
+def _arrivals(pdf: pd.DataFrame) -> list[Arrival]:
+    """The bundles' arrivals on a new owner in the cluster's report writes (``transforms.arrivals``), in time order."""
+    if "restarted" not in pdf.columns:
+        return []
+    rows = pdf[pdf["kind"] == "arrival"]
+    return sorted((Arrival(int(r.write_ms), r.bundle, r.broker, tuple(float(getattr(r, c)) for c in TRAFFIC),
+                           bool(r.restarted)) for r in rows.itertuples(index=False)), key=lambda a: (a.t, a.bundle))
+
+
 def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
     """The leader's stored ``BundleData`` rows of the cluster, its averages replayed from every report write in
     their place where they were (``with_replayed``), and per snapshot (epoch ms) when it wrote them (none where
@@ -172,12 +184,13 @@ def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
     return averages, written_at(pdf.loc[pdf["kind"] == "written"])
 
 
-def _validation(history, model_rows, config, policies, topics, rows: list[dict] | None, day: str, leader) -> dict:
-    """The columns of a cluster's validation row (``real_validation.score``; ``rows``: the leader's logged events);
-    a failure is the row's note."""
+def _validation(history, model_rows, config, policies, topics, rows: list[dict] | None, day: str, leader,
+                arrived: list[Arrival]) -> dict:
+    """The columns of a cluster's validation row (``real_validation.score``; ``rows``: the leader's logged events,
+    ``arrived``: the bundles' arrivals in the report writes); a failure is the row's note."""
     try:
         with collector_paused():
-            r = score(history, model_rows, config, policies, topics, rows, day, leader=leader)
+            r = score(history, model_rows, config, policies, topics, rows, day, leader=leader, arrivals=arrived)
     except (ValueError, KeyError, IndexError) as exc:
         return {"notes": f"not validated: {exc}"}
     finally:
@@ -216,7 +229,7 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
                   config: PulsarConfig | ClusterConfigs, runs: Runs, topic_stats: DataFrame | None = None,
                   events: DataFrame | None = None, bundle_data: DataFrame | None = None,
                   snapshots: DataFrame | None = None, quotas: DataFrame | None = None,
-                  time_averages: DataFrame | None = None) -> DataFrame:
+                  time_averages: DataFrame | None = None, report_writes: DataFrame | None = None) -> DataFrame:
     """Every run on every cluster's history, under the cluster's own configuration: cycle rows (``kind = 'cycle'``)
     and one summary row each, and per cluster one ``validation`` row: the closed loop of the strategy it ran,
     scored against the unloads and splits its leader logged. ``runs``: the runs, or a function of a cluster's
@@ -225,7 +238,9 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
     ``snapshots``: ``bronze/bundle_data`` and ``bronze/snapshots``, the leader's stored averages and when it wrote
     them (``simulation.leader_averages``); ``quotas``: ``bronze/resource_quotas``, what a bundle's averages start
     from where the leader starts them afresh; ``time_averages``: ``silver/bundle_time_averages``, whose rows replayed
-    from every report write (``seeded_from`` = ``report-writes``) are the leader's own averages at their snapshots."""
+    from every report write (``seeded_from`` = ``report-writes``) are the leader's own averages at their snapshots;
+    ``report_writes``: ``bronze/report_writes``, whose bundles' arrivals on a new owner time the moves the
+    validation's history imposes (``transforms.arrivals``)."""
     configs, cores = ClusterConfigs.of_any(config), spark.sparkContext.defaultParallelism
     plans = {}
     for cluster in (None, *configs):
@@ -251,6 +266,8 @@ def simulate_runs(spark, broker_reports: DataFrame, bundle_reports: DataFrame, m
         rows = rows.unionByName(time_averages.where(F.col("seeded_from") == REPLAYED)
                                 .select("cluster", "snapshot_date", *AVERAGE_COLUMNS)
                                 .withColumn("kind", F.lit("replayed")), allowMissingColumns=True)
+    if report_writes is not None:
+        rows = rows.unionByName(arrivals(report_writes).withColumn("kind", F.lit("arrival")), allowMissingColumns=True)
     if quotas is not None:
         rows = rows.unionByName(quotas.select("cluster", "snapshot_ts", "snapshot_date", "bundle", *QUOTA_COLUMNS)
                                 .withColumn("kind", F.lit("quota")), allowMissingColumns=True)
