@@ -192,8 +192,7 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
     cfg, run_notes = run_config(config, {})
     start, end = int(history.times[0]), int(history.times[-1])
     window = cycle_minutes(cfg) * 60_000
-    schedule = None if events is None else leader_cycle.logged_cycles(
-        [(_ms(r["event_ts"]), r["kind"]) for r in events], window, start, end + window // 2)
+    schedule = None if events is None else logged_schedule(history, cfg, events)
     if events is not None and schedule is None:
         notes.append("the log holds neither a shedding cycle nor the leader's election: the simulated cycles run "
                      "every interval from the first snapshot, not when the leader's did")
@@ -254,6 +253,15 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
             "simulated_splits": len(splits),
             "matched_splits": matched_splits(splits, logged_splits) if events is not None else None, **scores, "targets": TARGETS, "met": _met(scores),
             "notes": [*notes, *run_notes]}
+
+
+def logged_schedule(history, config, events: list[dict]) -> list[int] | None:
+    """The leader's cycles over the history's span, from its log (``leader_cycle.logged_cycles``); None where the
+    log holds neither a cycle nor an election."""
+    window = cycle_minutes(config) * 60_000
+    start, end = int(history.times[0]), int(history.times[-1])
+    return leader_cycle.logged_cycles([(_ms(r["event_ts"]), r["kind"]) for r in events], window, start,
+                                      end + window // 2)
 
 
 def rank(results: list[dict]) -> dict:

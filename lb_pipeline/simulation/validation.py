@@ -23,7 +23,7 @@ from lb_pipeline.model.cluster_configs import Change
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES, Balancer, make_balancer
-from lb_pipeline.simulation.engine import Simulation, cycle_minutes
+from lb_pipeline.simulation.engine import Simulation
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.leader_averages import LeaderAverages
 from lb_pipeline.simulation.load_model import LoadModel
@@ -141,15 +141,11 @@ def _leader_inputs(history: History, config: PulsarConfig, strategy: str, balanc
     keywords; ThresholdShedder's logged history handed to ``balancer``."""
     from lb_pipeline.algorithms.shedding import logged_history
     from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
-    from lb_pipeline.simulation.real_validation import _ms
-    from lb_pipeline.snapshots import leader_cycle
+    from lb_pipeline.simulation.real_validation import logged_schedule
 
     if events is None:
         return {"leader": leader}
-    window = cycle_minutes(config) * 60_000
-    start, end = int(history.times[0]), int(history.times[-1])
-    schedule = leader_cycle.logged_cycles([(_ms(r["event_ts"]), r["kind"]) for r in events], window, start,
-                                          end + window // 2)
+    schedule = logged_schedule(history, config, events)
     if strategy == "ThresholdShedder" and hasattr(balancer, "take_log"):
         balancer.take_log(*logged_history.from_events(events))
     return {"leader": leader, "schedule": schedule, "residuals": True, "reporter": strategy in MODULAR_STRATEGIES}
