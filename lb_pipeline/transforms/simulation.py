@@ -26,12 +26,13 @@ from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS, TopicProfiles
 from lb_pipeline.transforms.gold import cluster_policies
 from lb_pipeline.transforms.silver import topic_hash
 from lb_pipeline.transforms.arrivals import arrivals
+from lb_pipeline.transforms.simulation_inputs import arrivals_of, events_of, leader_rows
 from lb_pipeline.transforms.replay_inputs import with_serves
 from lb_pipeline.transforms.simulation_slots import Runs, run_cost, runs_of, slot_plan, spread_keys
 from lb_pipeline.simulation.arrivals import Arrival
-from lb_pipeline.simulation.history import TRAFFIC, build_history
+from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.leader_averages import (COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, leader_averages,
-                                                   stored_every, with_replayed, written_at)
+                                                   stored_every)
 from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
@@ -126,10 +127,10 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
                                    + ([{**check, "notes": f"{NOT_SIMULATED}{exc}"}] if slot == 0 else [])))
     model_rows = pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS]
     model = LoadModel.from_table(model_rows, history.brokers)
-    averages, written = _leader_rows(pdf)
+    averages, written = leader_rows(pdf)
     quotas = (pdf.loc[pdf["kind"] == "quota", ["bundle", "snapshot_ts", *QUOTA_COLUMNS]]
               if "bandwidth_in" in pdf.columns else None)
-    events, arrived = _events(pdf), _arrivals(pdf)
+    events, arrived = events_of(pdf), arrivals_of(pdf)
     leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
     policies = Policies.from_rows(pdf[pdf["kind"] == "policy"].to_dict("records"))
     topics = pdf[pdf["kind"] == "topic"]
@@ -151,37 +152,6 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
         warnings.filterwarnings("ignore", "The behavior of DataFrame concatenation with empty or all-NA",
                                 FutureWarning)
         return _frame(pd.concat(out, ignore_index=True))
-
-
-def _events(pdf: pd.DataFrame) -> list[dict] | None:
-    """The leader's logged events of the cluster (``bronze/lb_events``); None where no log was collected."""
-    events = pdf[pdf["kind"] == "event"]
-    return None if events.empty else [
-        {"kind": e.event, "event_ts": e.event_ts, "bundle": e.bundle, "from_broker": e.from_broker,
-         "to_broker": e.to_broker, "detail": getattr(e, "detail", None)} for e in events.itertuples(index=False)]
-
-
-def _arrivals(pdf: pd.DataFrame) -> list[Arrival]:
-    """The bundles' arrivals on a new owner in the cluster's report writes (``transforms.arrivals``), in time order."""
-    if "restarted" not in pdf.columns:
-        return []
-    rows = pdf[pdf["kind"] == "arrival"]
-    return sorted((Arrival(int(r.write_ms), r.bundle, r.broker, tuple(float(getattr(r, c)) for c in TRAFFIC),
-                           bool(r.restarted)) for r in rows.itertuples(index=False)), key=lambda a: (a.t, a.bundle))
-
-
-def _leader_rows(pdf: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, int]]:
-    """The leader's stored ``BundleData`` rows of the cluster, its averages replayed from every report write in
-    their place where they were (``with_replayed``), and per snapshot (epoch ms) when it wrote them (none where
-    ``simulate_runs`` was given neither)."""
-    if set(AVERAGE_COLUMNS) <= set(pdf.columns):
-        averages = with_replayed(pdf.loc[pdf["kind"] == "average", list(AVERAGE_COLUMNS)],
-                                 pdf.loc[pdf["kind"] == "replayed", list(AVERAGE_COLUMNS)])
-    else:
-        averages = pd.DataFrame(columns=list(AVERAGE_COLUMNS))
-    if "bundle_data_written_ms" not in pdf.columns:
-        return averages, {}
-    return averages, written_at(pdf.loc[pdf["kind"] == "written"])
 
 
 def _validation(history, model_rows, config, policies, topics, rows: list[dict] | None, day: str, leader,
