@@ -31,6 +31,7 @@ def test_the_load_managers_lines_become_events_and_other_lines_none():
     got = [(r["line"], r["kind"], r["strategy"], r["bundle"], r["from_broker"], r["to_broker"]) for r in rows]
     assert got == [
         (1, "leader", None, None, None, "127.0.0.1:8080"),
+        (2, "assignment", None, "lb/ns-a4/0x00000000_0xffffffff", None, None),  # a lookup's placement
         (3, "split-candidate", None, "lb/ns-b8/0x00000000_0xffffffff", None, None),
         (4, "split", None, "lb/ns-b8/0x00000000_0xffffffff", None, None),
         (6, "split-done", None, "lb/ns-b8/0x00000000_0xffffffff", None, None),  # not the admin line of 5
@@ -42,10 +43,11 @@ def test_the_load_managers_lines_become_events_and_other_lines_none():
         (12, "report-written", None, None, None, None),
         (13, "shed-sole-bundle", None, "lb/ns-a4/0x00000000_0xffffffff", "127.0.0.1:8080", None),
     ]
-    unload = rows[6]
+    unload = rows[7]
     assert unload["namespace"] == "lb/ns-c16" and unload["bundle_range"] == "0x80000000_0x90000000"
     assert unload["event_ts"].isoformat() == "2026-12-02T01:35:41.800000+00:00"
-    assert rows[2]["detail"] == "true"  # the split unloads its children
+    assert rows[3]["detail"] == "true"  # the split unloads its children
+    assert rows[1]["detail"] == "3"  # the brokers the placement considered
 
 
 def test_a_recognised_line_with_a_bad_name_is_a_problem_naming_the_line_and_field():
@@ -62,7 +64,7 @@ def test_a_log_file_lands_as_rows_of_its_broker_and_bad_lines_are_quarantined_by
     content = (REAL + "2026-12-02T01:39:00.000Z [x] INFO  o.a.p.b.l.i.ModularLoadManagerImpl - Successfully split "
                "namespace bundle lb/ns/0xZZ_0x10\n").encode() + b"\xff\xfe not UTF-8\n"
     good, bad = parse_file(TABLES["lb_events"], path, content, manifests={path.rsplit("/logs/", 1)[0]: ["127.0.0.1:8080"]})
-    assert len(good) == 11 and {r["broker"] for r in good} == {"127.0.0.1:8080"}
+    assert len(good) == 12 and {r["broker"] for r in good} == {"127.0.0.1:8080"}
     assert {r["cluster"] for r in good} == {"lbtest"} and good[0]["snapshot_date"] == "2026-12-02"
     (q,) = bad
     assert q["field"] == "line 15: bundle" and q["bronze_table"] == "lb_events"

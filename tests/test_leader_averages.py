@@ -110,7 +110,7 @@ def test_every_recorded_leader_samples_several_times_a_minute_and_the_loop_split
     from lb_pipeline.simulation.history import build_history
 
     runs = sorted(p.name for p in RUNS.iterdir() if (p / "recording.json").exists())
-    assert len(runs) == 15  # docs/validation.md's first eight, the five recorded after them, the two with report writes
+    assert len(runs) == 16  # docs/validation.md's first eight, the five recorded after them, the three with report writes
     for run in runs:
         day = json.loads((RUNS / run / "recording.json").read_text())["traffic"]["startedAt"][:10]
         cluster, brokers, bundles, *_ = read_history(RUNS / run / "landing", day)

@@ -220,6 +220,24 @@ def test_the_watcher_keeps_every_new_write_and_a_deletion_and_ingest_reads_them_
     assert good == [] and bad[0]["field"] == "line 1: lastStats"
 
 
+def test_the_watcher_keeps_each_writes_resource_usage_beside_its_stats_and_ingest_reads_the_line_as_before():
+    from lb_pipeline.snapshots.report_watch import ReportWatcher, lines
+
+    store = _Store()
+    stats = {BUNDLE: {"msgRateIn": 1.0, "msgRateOut": 2.0, "msgThroughputIn": 3.0, "msgThroughputOut": 4.0}}
+    report = {"lastStats": stats, "cpu": {"usage": 61.5, "limit": 40.0}, "memory": {"usage": 100, "limit": 1024},
+              "directMemory": {"usage": "a lot", "limit": 1.0}, "bandwidthIn": [], "numTopics": 3}
+    store.write("h:1", json.dumps(report).encode())
+    watcher = ReportWatcher(store)
+    watcher.poll()
+    (write,), _, _ = watcher.take()
+    # what the overload check reads, as written; what is not a number is left out
+    assert write["usage"] == {"cpu": {"usage": 61.5, "limit": 40.0}, "memory": {"usage": 100, "limit": 1024},
+                              "directMemory": {"limit": 1.0}}
+    good, bad = _parse(lines([write]).encode(), brokers=("h:1",))
+    assert bad == [] and [(r["bundle"], r["msg_rate_out"]) for r in good] == [(BUNDLE, 2.0)]
+
+
 def _synthetic(brokers: int, per: int, minutes: int, seed: int = 7) -> list[dict]:
     """Report writes of a made-up cluster: every 5-10 s a broker, a bundle moving now and then (listed by its old
     and new owner until the old one writes again), broker 0 stopping half-way (its report deleted, its bundles

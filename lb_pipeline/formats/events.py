@@ -20,6 +20,9 @@ kind                      Pulsar's message (``{}`` as Pulsar fills it)
 ``leader``                ``This broker {broker} was elected leader``
 ``report-written``        ``Writing local data to metadata store because …`` (the log's broker rewrote its
                           ``LocalBrokerData``; each write makes the leader update every bundle's averages)
+``assignment``            ``{n} brokers being considered for assignment of {bundle}`` (``selectBroker``: the
+                          cycle's choice of an unload's destination, logged just before its ``unload``, or a
+                          lookup's assignment, which preallocates the bundle; ``detail``: n)
 ========================  =====================================================================================
 
 Anything else is no event (log lines are free text: not quarantined). A recognised line whose bundle or broker is
@@ -51,6 +54,7 @@ _PATTERNS = (
     ("shed-sole-bundle", re.compile(r"Sole namespace bundle " + _B + r" is overloading broker (?P<from_broker>\S+?)\.(?:\s|$)")),
     ("leader", re.compile(r"This broker (?P<to_broker>\S+) was elected leader")),
     ("report-written", re.compile(r"Writing local data to metadata store because (?P<detail>.*)")),
+    ("assignment", re.compile(r"(?P<detail>\d+) brokers being considered for assignment of " + _B + r"\s*$")),
 )
 KINDS = tuple(k for k, _ in _PATTERNS)
 MAX_DETAIL = 500

@@ -6,8 +6,9 @@ The modular leader samples every bundle each time any broker rewrites its report
 keeps one of the 5 to 12 reports each broker writes a minute; ``collect --every … --metadata-store …`` keeps them
 all (``snapshots.report_watch``), one JSON object a line, in the metadata store's order:
 
-* ``{"zxid": …, "mtime": …, "broker": "host:port", "version": …, "lastStats": {bundle: stats, …}}``: a write
-  (``zxid`` the store's transaction id, ``mtime`` its clock in ms, ``version`` the node's);
+* ``{"zxid": …, "mtime": …, "broker": "host:port", "version": …, "lastStats": {bundle: stats, …}, "usage": …}``: a
+  write (``zxid`` the store's transaction id, ``mtime`` its clock in ms, ``version`` the node's; ``usage``, each
+  resource's usage and limit as written, is kept for analysis and not read here);
 * ``{"zxid": …, "mtime": …, "broker": …, "deleted": true}``: the report deleted (the broker stopped).
 
 A row per bundle of a write (``position``: its place in the write's ``lastStats``, the broker's map order), and one

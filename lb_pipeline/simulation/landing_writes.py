@@ -58,11 +58,14 @@ def replayed_averages(dirs: list[Path], root: Path, cluster: str, stored: pd.Dat
     return out[list(COLUMNS)] if not out.empty else None
 
 
+def read_writes(dirs: list[Path], root: Path, cluster: str) -> list[dict]:
+    """The rows of the snapshots' report writes that ``replayed_averages`` keeps (what it leaves out it names)."""
+    return _row_rules([r for d in dirs for r in _writes(d, root, cluster, [])], [])
+
+
 def read_arrivals(dirs: list[Path], root: Path, cluster: str) -> list[Arrival]:
-    """Each bundle's arrivals on a new owner (``arrivals.first_listings``) in the snapshots' report writes (those
-    ``replayed_averages`` keeps; what it leaves out it names)."""
-    rows = _row_rules([r for d in dirs for r in _writes(d, root, cluster, [])], [])
-    return first_listings(pd.DataFrame(rows, columns=list(ARRIVAL_COLUMNS)))
+    """Each bundle's arrivals on a new owner (``arrivals.first_listings``) in the snapshots' report writes."""
+    return first_listings(pd.DataFrame(read_writes(dirs, root, cluster), columns=list(ARRIVAL_COLUMNS)))
 
 
 def _row_rules(rows: list[dict], notes: list[str]) -> list[dict]:

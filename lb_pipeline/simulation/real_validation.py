@@ -40,6 +40,7 @@ from lb_pipeline.simulation.bundle_set import TopicProfiles
 from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.orphan_placements import placements
+from lb_pipeline.simulation.placement_replay import replay_placements
 from lb_pipeline.simulation.landing import read_history, read_leader, snapshot_dirs
 from lb_pipeline.simulation.landing_writes import read_arrivals
 from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages, stored_every
@@ -155,8 +156,10 @@ def validate_simulation(landing: str | Path, day: str, cluster: str | None = Non
     history = build_history(cluster, brokers, bundles)
     leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
     _, dirs = snapshot_dirs(landing, day, cluster)
-    return score(history, fit_load_model(brokers), config, policies, topics, events, day, notes, seed, residuals,
-                 leader=leader, arrivals=read_arrivals(dirs, Path(landing).resolve(), cluster))
+    root = Path(landing).resolve()
+    result = score(history, fit_load_model(brokers), config, policies, topics, events, day, notes, seed, residuals,
+                   leader=leader, arrivals=read_arrivals(dirs, root, cluster))
+    return {**result, **(replay_placements(dirs, root, cluster, events, averages) or {})}
 
 
 NO_LOG = "the snapshots hold no broker log (collect --broker-log): no logged unload to score against"

@@ -37,6 +37,11 @@ def render_text(result: dict) -> str:
            + (f"; per broker, the loop's count {result['orphans_count_off']} bundle(s) off the record's, its msg rate "
               f"{result['orphans_traffic_off']:.0%} off" if result.get("orphans_traffic_off") is not None else "")]
           if result.get("orphans_lost") else []),
+        *([f"placement: the placement path run on the leader's view at each logged unload (the reports as last "
+           f"written) picks the logged broker for {result['placements_same']} of {result['placements_logged']}"
+           + (f" with the {result['lookup_assignments']} lookups' assignments logged between them, "
+              f"{result['placements_same_without_lookups']} without" if result["lookup_assignments"] else "")]
+          if result.get("placements_logged") else []),
         f"splits: {n(result['logged_splits'])} logged, {result['simulated_splits']} simulated, "
         f"{n(result['matched_splits'])} of the same bundle",
         f"per-broker usage: mean absolute error {fmt(result['usage_mae_points'], False)} points "

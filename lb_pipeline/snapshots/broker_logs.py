@@ -16,12 +16,15 @@ from pathlib import Path
 from lb_pipeline.formats.events import line_time_ms
 
 # the load manager's own messages (ModularLoadManagerImpl, the shedders, BundleSplitStrategy, the leader election,
-# the brokers' load-report writes): formats/events.py reads the events among them. Not the per-topic lines of an
-# unload or a lookup (hundreds per bundle moved)
+# the brokers' load-report writes, each placement's candidate count): formats/events.py reads the events among
+# them. A placement's line from a lookup's thread (not the shedding cycle's) is an assignment, which preallocates the
+# bundle and so changes where the cycle's next unloads go (docs/validation.md). Not the per-topic lines of an unload
+# or a lookup (hundreds per bundle moved)
 RELEVANT = re.compile(r"Unloading bundle:|No broker available to unload|the same as the current owner|"
                       r"splitting bundle|split namespace bundle|is considered to be unload|Attempting to shed load|"
                       r"Sole namespace bundle|overloaded despite|Found bundle to unload|elected leader|"
-                      r"Acquired leadership|load shedding will be performed|Writing local data to metadata store")
+                      r"Acquired leadership|load shedding will be performed|Writing local data to metadata store|"
+                      r"brokers being considered for assignment of")
 MAX_LINE = 64 * 1024  # a longer line is a stack trace or garbage: cut there
 FIRST_WINDOW_MS = 3_600_000  # a cluster's first snapshot keeps the last hour of lines
 

@@ -3,7 +3,9 @@
 The modular leader samples every bundle at each write of any broker's report (``/loadbalance/brokers/<broker>``),
 5 to 12 a minute a broker; a snapshot keeps the last. A :class:`ReportWatcher` reads the reports' nodes
 ``every`` seconds (a quarter by default: a broker writes at most every 5 s, so none is missed; a stat a broker a
-pass, its data only when it changed) and keeps each new version, cut to what the leader reads of it (``lastStats``), with the store's transaction id, time and version;
+pass, its data only when it changed) and keeps each new version, cut to what the leader reads of it (``lastStats``;
+``usage``: the usage and limit of each resource, what the overload check of its placement and the resource-based
+shedders read), with the store's transaction id, time and version;
 a report that disappeared (its broker stopped) is kept as a deletion. ``take`` hands over what was kept since the
 last call, in the store's order, as the lines of a snapshot's ``lb/report-writes.jsonl``
 (``formats.report_writes``). Memory is bounded: past ``max_writes`` kept writes the oldest are dropped and
@@ -20,6 +22,7 @@ from collections import deque
 from lb_pipeline.snapshots.metadata_store import StoreError, _no_constant
 
 BROKERS = "/loadbalance/brokers"
+RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")  # LocalBrokerData's ResourceUsage fields
 
 
 class ReportWatcher:
@@ -72,11 +75,14 @@ class ReportWatcher:
                 continue
             self._seen[broker] = node.mzxid
             try:
-                stats = json.loads(node.data, parse_constant=_no_constant).get("lastStats") or {}
+                doc = json.loads(node.data, parse_constant=_no_constant)
+                stats = doc.get("lastStats") or {}
             except (ValueError, AttributeError, TypeError):
-                stats = None  # kept as the store holds it: ingest quarantines it by line
+                doc, stats = None, None  # kept as the store holds it: ingest quarantines it by line
             write = {"zxid": node.mzxid, "mtime": node.mtime, "broker": broker, "version": node.version}
             write["lastStats"] = stats if isinstance(stats, dict) else node.data.decode("utf-8", "replace")
+            if isinstance(stats, dict) and (usage := _usage(doc)):
+                write["usage"] = usage
             found.append(write)
         gone = [b for b in self._seen if b not in listed]
         if gone:
@@ -92,6 +98,18 @@ class ReportWatcher:
                 self._kept.popleft()
                 self._dropped += 1
         return len(found)
+
+
+def _usage(doc: dict) -> dict:
+    """Each resource's ``usage`` and ``limit`` as the report holds them (what is not such a pair is left out)."""
+    out = {}
+    for name in RESOURCES:
+        r = doc.get(name)
+        if isinstance(r, dict):
+            pair = {k: r[k] for k in ("usage", "limit") if isinstance(r.get(k), (int, float)) and not isinstance(r[k], bool)}
+            if pair:
+                out[name] = pair
+    return out
 
 
 def lines(writes: list[dict]) -> str:
