@@ -75,3 +75,55 @@ def test_the_closed_loop_makes_the_splits_the_new_owners_first_report_made_the_l
     assert (snapshot["simulated_splits"], snapshot["matched_splits"]) == (0, 0)
     assert (timed["logged_unloads"], timed["matched_unloads"]) == (6, 6)  # the unloads as before
     assert any("taken when the new owner's first report showed them" in n for n in timed["notes"])
+
+
+def test_a_bundle_the_leader_sent_away_and_a_hand_sent_back_between_two_snapshots_is_moved_back_when_it_arrives():
+    """Both snapshots show the bundle on a, so the ownership alone shows no move; the report writes show it arrive
+    on b (the leader's logged unload, which the loop makes itself) and then on a again (by hand): the loop takes the
+    move back at that report, as it takes any move by hand (real-probe-burst: the closed loop 4 → 5 of its 10
+    logged unloads)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from lb_pipeline.simulation.arrivals import Arrival, timed_moves
+
+    history = SimpleNamespace(times=np.array([0, 60_000]), bundles=[B], brokers=["a:1", "b:1"],
+                              present=np.array([[True], [True]]), owner=np.array([[0], [0]]),
+                              live=np.array([[True, True], [True, True]]))
+    away, back = Arrival(3_000, B, "b:1", (1.0,) * 4), Arrival(40_000, B, "a:1", (1.0,) * 4)
+    unloads = [(2_900, B, "a:1", "b:1")]
+    assert timed_moves(history, [away, back], unloads, 90_000) == [(back, 0, 0)]
+    assert timed_moves(history, [away], unloads, 90_000) == []  # the leader's own unload: the loop makes its own
+    history.owner = np.array([[0], [1]])
+    assert timed_moves(history, [away], unloads, 90_000) == []
+
+
+def test_a_bundle_both_snapshots_show_on_one_broker_is_moved_back_there_if_the_leader_sent_it_away_between():
+    """Without the report writes the snapshots are all there is: the leader's logged unload took the bundle from a
+    to b, the next snapshot shows it on a again, so a hand moved it back (the ownership alone shows no move); one the
+    next snapshot shows on b is the leader's own."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from lb_pipeline.simulation.real_validation import imposed_moves
+
+    history = SimpleNamespace(times=np.array([0, 60_000]), bundles=[B, "t/n/0x80000000_0xffffffff"],
+                              brokers=["a:1", "b:1"], owner=np.array([[0, 0], [0, 1]]),
+                              live=np.array([[True, True], [True, True]]))
+    unloads = [(2_900, B, "a:1", "b:1"), (3_100, "t/n/0x80000000_0xffffffff", "a:1", "b:1")]
+    assert imposed_moves(history, unloads) == {1: [(0, 0)]}
+    assert imposed_moves(history, []) == {1: [(1, 1)]}  # no unload logged: the change of owner is imposed
+
+
+def test_on_the_uniform_record_with_every_write_the_closed_loop_meets_the_unload_targets():
+    """writes-uniform (UniformLoadShedder, 76 logged unloads, moves by hand of every `lb/ns-c16` bundle five times):
+    the closed loop makes 86 unloads, 69 of them the leader's (docs/validation.md), precision and recall at least
+    0.8, the issue's targets. It needs the moves the leader made and a hand undid within one interval (both
+    snapshots show the bundle where it was) taken as moves by hand: without them the loop kept those bundles where
+    its own unloads had put them and shed them again (92 simulated, 67 matched)."""
+    from lb_pipeline.simulation.real_validation import validate_simulation
+
+    r = validate_simulation(RUN.parent / "writes-uniform" / "landing", "2026-12-06")
+    assert r["logged_unloads"] == 76 and r["precision"] >= 0.8 and r["recall"] >= 0.8, r

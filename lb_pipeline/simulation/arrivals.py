@@ -65,7 +65,8 @@ def timed_moves(history, arrivals: list[Arrival], unloads: list[tuple[int, str, 
     snapshot before shows, that broker still up at the next snapshot, and the next snapshot showing the bundle
     there or not at all (split, or gone, before it), moved then, unless the leader logged that unload
     (``unloads``: as ``real_validation.logged`` gives them) within ``window_ms`` before: the move is the first
-    report listing it there after any other broker's last. A report that still lists a bundle its broker gave up
+    report listing it there after any other broker's last. A bundle last listed where the snapshot before showed
+    it, but listed elsewhere in between (the leader sent it away, a hand sent it back), moved back then. A report that still lists a bundle its broker gave up
     (written before the change reached it) is not the bundle's last arrival when the new owner writes again."""
     h = history
     index = {b: n for n, b in enumerate(h.bundles)}
@@ -85,7 +86,8 @@ def timed_moves(history, arrivals: list[Arrival], unloads: list[tuple[int, str, 
             if n is None or b is None or not h.present[s - 1, n] or h.owner[s - 1, n] < 0:
                 continue
             old = int(h.owner[s - 1, n])
-            if old == b or not h.live[s][old] or (h.present[s, n] and h.owner[s, n] != b):
+            back = old == b and any(a.broker != seen[-1].broker for a in seen)  # sent away, then back
+            if (old == b and not back) or not h.live[s][old] or (h.present[s, n] and h.owner[s, n] != b):
                 continue
             if any(seen[-1].t - window_ms <= t <= until for t in logged.get((bundle, seen[-1].broker), ())):
                 continue  # the leader's own unload: the loop makes its own

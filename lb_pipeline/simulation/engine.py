@@ -305,6 +305,7 @@ class Simulation:
                 if bs.present(i)[n] and h.live[i][b] and (n, b) not in self._arrived:
                     self.owner[n] = b
                     self.averages.forget(n)  # moved: its averages start again from its next sample
+        self._arrived = set()  # the arrivals taken from here on are the next snapshot's imposed moves
         self.snapshot = i
 
     def _move(self, i: int, n: int, src: int, dst: int, reason: str, kind: str, swap: bool = False) -> dict:

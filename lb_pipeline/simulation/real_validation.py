@@ -84,16 +84,24 @@ def matched_splits(simulated: list[tuple[int, str]], truth: list[tuple[int, str]
 
 def imposed_moves(history, truth: list[tuple[int, str, str, str]]) -> dict[int, list[tuple[int, int]]]:
     """Ownership changes between consecutive snapshots that no logged unload of the leader explains (its old owner
-    still up): the history imposes them on the simulation at the later snapshot."""
+    still up): the history imposes them on the simulation at the later snapshot. A bundle the leader sent away and a
+    hand sent back within one interval is one too, though both snapshots show it on the same broker (the broker it
+    left by hand is the last unload's destination)."""
     out: dict[int, list[tuple[int, int]]] = {}
+    index = {b: k for k, b in enumerate(history.brokers)}
     for s in range(1, len(history.times)):
         since, until = int(history.times[s - 1]), int(history.times[s])
         unloaded = {(bundle, src) for t, bundle, src, _ in truth if since < t <= until}
+        last = {bundle: (src, dst) for t, bundle, src, dst in sorted(truth) if since < t <= until}
         before, now = history.owner[s - 1], history.owner[s]
-        moved = np.flatnonzero((before >= 0) & (now >= 0) & (before != now))
-        for n in moved.tolist():
-            old = int(before[n])
-            if history.live[s][old] and (history.bundles[n], history.brokers[old]) not in unloaded:
+        for n in np.flatnonzero((before >= 0) & (now >= 0)).tolist():
+            old, bundle = int(before[n]), history.bundles[n]
+            if old != int(now[n]):
+                moved = (bundle, history.brokers[old]) not in unloaded
+            else:  # the same owner: moved only if the leader had sent it away meanwhile
+                src, dst = last.get(bundle, (None, None))
+                moved, old = src == history.brokers[old] and dst in index, index.get(dst, old)
+            if moved and history.live[s][old]:
                 out.setdefault(s, []).append((n, int(now[n])))
     return out
 
