@@ -109,11 +109,9 @@ def _bundle_data(averages: pd.DataFrame | None) -> dict[int, dict[str, dict]]:
     if averages is None or averages.empty or "replayed" not in averages:
         return {}
     out: dict[int, dict[str, dict]] = {}
-    names = {"msg_rate_in": "msgRateIn", "msg_rate_out": "msgRateOut", "msg_throughput_in": "msgThroughputIn",
-             "msg_throughput_out": "msgThroughputOut"}
     for r in averages[averages["replayed"].fillna(False).astype(bool)].to_dict("records"):
         data = {f"{w}TermData": {"numSamples": int(r[f"{w}_num_samples"]),
-                                 **{k: float(r[f"{w}_{c}"]) for c, k in names.items()}} for w in ("short", "long")}
+                                 **{k: float(r[f"{w}_{c}"]) for k, c in RATES}} for w in ("short", "long")}
         out.setdefault(_ms(r["snapshot_ts"]), {})[r["bundle"]] = {**data, "topics": 0}
     return out
 
