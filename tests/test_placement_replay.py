@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from lb_pipeline.simulation.landing import read_history, read_leader, snapshot_dirs
+from lb_pipeline.simulation.landing_writes import read_writes
 from lb_pipeline.simulation.placement_replay import replay_placements, timeline
 
 RUNS = Path(__file__).parent / "fixtures" / "real-runs"
@@ -34,16 +35,16 @@ def _inputs(run: str):
     cluster, _, bundles, _, notes, *_ = read_history(landing, day, None)
     averages, events, _, _ = read_leader(landing, day, cluster, notes, bundles)
     _, dirs = snapshot_dirs(landing, day, cluster)
-    return dirs, landing.resolve(), cluster, events, averages
+    return dirs, landing.resolve(), events, read_writes(dirs, landing.resolve(), cluster), averages
 
 
 @pytest.mark.parametrize("run, unloads", [("writes-threshold", 6), ("writes-unequal-threshold", 9)])
 def test_on_the_reports_as_last_written_the_placement_path_picks_every_destination_the_leader_logged(run, unloads):
-    dirs, root, cluster, events, averages = _inputs(run)
-    got = replay_placements(dirs, root, cluster, events, averages)
+    dirs, root, events, writes, averages = _inputs(run)
+    got = replay_placements(dirs, root, events, writes, averages)
     assert got == {"placements_logged": unloads, "placements_same": unloads,
                    "placements_same_without_lookups": unloads, "lookup_assignments": 0}
-    assert replay_placements(dirs, root, cluster, [], averages) is None  # nothing logged, nothing to replay
+    assert replay_placements(dirs, root, [], writes, averages) is None  # nothing logged, nothing to replay
 
 
 def test_on_a_uniform_run_the_leaders_replayed_averages_and_its_lookups_account_for_its_destinations():
@@ -51,9 +52,9 @@ def test_on_a_uniform_run_the_leaders_replayed_averages_and_its_lookups_account_
     lookup of a bundle with several topics preallocates it between the picks (19 logged in this record): with the
     leader's averages replayed from every write, the placement path picks the logged broker for most of them; from
     the copies the leader stores once a minute, for fewer."""
-    dirs, root, cluster, events, averages = _inputs("writes-uniform")
-    replayed = replay_placements(dirs, root, cluster, events, averages)
-    stored = replay_placements(dirs, root, cluster, events)
+    dirs, root, events, writes, averages = _inputs("writes-uniform")
+    replayed = replay_placements(dirs, root, events, writes, averages)
+    stored = replay_placements(dirs, root, events, writes)
     assert replayed["lookup_assignments"] > 10 and replayed["placements_logged"] > 60
     assert replayed["placements_same"] >= 0.85 * replayed["placements_logged"]
     assert replayed["placements_same"] > stored["placements_same"]

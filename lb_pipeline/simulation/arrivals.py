@@ -2,7 +2,7 @@
 new owner's load report first lists it, and with what rates.
 
 A move the history imposes on the closed loop (one the leader did not log: by hand, or a lookup after an unload
-elsewhere; ``real_validation.imposed_moves``) is otherwise taken at the next snapshot. With the writes it is taken
+elsewhere; ``logged_truth.imposed_moves``) is otherwise taken at the next snapshot. With the writes it is taken
 when the new owner's first report listing the bundle was written, as the leader saw it: that report is the
 leader's first sample of the bundle on its new owner (its averages restart from it where no report listed the
 bundle for a moment: ``ModularLoadManagerImpl.updateBundleData``), and it often carries a burst of 2 to 6 times the
@@ -64,7 +64,7 @@ def timed_moves(history, arrivals: list[Arrival], unloads: list[tuple[int, str, 
     them, in time order. Between two snapshots, a bundle whose last arrival is on another broker than the one the
     snapshot before shows, that broker still up at the next snapshot, and the next snapshot showing the bundle
     there or not at all (split, or gone, before it), moved then, unless the leader logged that unload
-    (``unloads``: as ``real_validation.logged`` gives them) within ``window_ms`` before: the move is the first
+    (``unloads``: as ``logged_truth.logged`` gives them) within ``window_ms`` before: the move is the first
     report listing it there after any other broker's last. A bundle last listed where the snapshot before showed
     it, but listed elsewhere in between (the leader sent it away, a hand sent it back), moved back then. A report that still lists a bundle its broker gave up
     (written before the change reached it) is not the bundle's last arrival when the new owner writes again."""

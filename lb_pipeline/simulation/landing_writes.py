@@ -65,7 +65,12 @@ def read_writes(dirs: list[Path], root: Path, cluster: str) -> list[dict]:
 
 def read_arrivals(dirs: list[Path], root: Path, cluster: str) -> list[Arrival]:
     """Each bundle's arrivals on a new owner (``arrivals.first_listings``) in the snapshots' report writes."""
-    return first_listings(pd.DataFrame(read_writes(dirs, root, cluster), columns=list(ARRIVAL_COLUMNS)))
+    return arrivals_of(read_writes(dirs, root, cluster))
+
+
+def arrivals_of(rows: list[dict]) -> list[Arrival]:
+    """``read_arrivals`` of rows ``read_writes`` already read."""
+    return first_listings(pd.DataFrame(rows, columns=list(ARRIVAL_COLUMNS)))
 
 
 def _row_rules(rows: list[dict], notes: list[str]) -> list[dict]:

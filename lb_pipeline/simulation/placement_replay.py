@@ -18,7 +18,6 @@ where the collector kept it (``usage``), else the snapshot's; assignments are dr
 from __future__ import annotations
 
 import copy
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -31,10 +30,10 @@ from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import ModularShedding
 from lb_pipeline.simulation.landing import _refused
-from lb_pipeline.simulation.landing_writes import read_writes
+from lb_pipeline.simulation.logged_truth import ts_ms
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import load_snapshot
-from lb_pipeline.snapshots.report_watch import RESOURCES
+from lb_pipeline.snapshots.report_watch import resource_usage
 
 OWN_CHOICE_MS = 100  # a cycle's own selectBroker line comes within a few ms before its unload line
 NEW_CYCLE_MS = 20_000  # unloads further apart than this belong to different shedding cycles
@@ -42,28 +41,25 @@ RATES = (("msgRateIn", "msg_rate_in"), ("msgRateOut", "msg_rate_out"), ("msgThro
          ("msgThroughputOut", "msg_throughput_out"))
 
 
-def _ms(ts) -> int:
-    return int(pd.Timestamp(ts).timestamp() * 1000)
-
-
 def timeline(events: list[dict]) -> list[tuple[int, str, str, str | None]]:
     """(ms, "unload" | "lookup", bundle, logged destination) in time order: the logged unloads and the lookups'
     assignments (an ``assignment`` not followed within ``OWN_CHOICE_MS`` by the unload of its bundle)."""
-    unloads = [(_ms(e["event_ts"]), e["bundle"], e["to_broker"]) for e in events if e["kind"] == "unload"]
-    own = {(b, t) for t, b, _ in unloads}
+    unloads = [(ts_ms(e["event_ts"]), e["bundle"], e["to_broker"]) for e in events if e["kind"] == "unload"]
+    unloaded: dict[str, list[int]] = {}
+    for t, b, _ in unloads:
+        unloaded.setdefault(b, []).append(t)
     out = [(t, "unload", b, d) for t, b, d in unloads]
     for e in events:
-        if e["kind"] != "assignment":
-            continue
-        t, b = _ms(e["event_ts"]), e["bundle"]
-        if not any((b, u) in own for u in range(t, t + OWN_CHOICE_MS + 1)):
-            out.append((t, "lookup", b, None))
+        if e["kind"] == "assignment":
+            t, b = ts_ms(e["event_ts"]), e["bundle"]
+            if not any(0 <= u - t <= OWN_CHOICE_MS for u in unloaded.get(b, ())):
+                out.append((t, "lookup", b, None))
     return sorted(out, key=lambda x: (x[0], x[1] == "unload"))
 
 
 def _usages(dirs: list[Path], root: Path) -> dict[tuple[str, int], dict]:
-    """(broker, zxid) → the write's ``usage`` (each resource's finite usage and limit), where the collector kept it.
-    Lines ingest's parser refuses are refused here too (``load_json``); a file outside the landing is not read."""
+    """(broker, zxid) → the write's ``usage`` where the collector kept it (``report_watch.resource_usage``: finite
+    numbers only). A line ``load_json`` refuses is left out; a file outside the landing is not read."""
     out = {}
     for d in dirs:
         path = d / layout.REPORT_WRITES
@@ -74,17 +70,10 @@ def _usages(dirs: list[Path], root: Path) -> dict[tuple[str, int], dict]:
                 doc = load_json(line)
             except FileProblem:
                 continue
-            usage = doc.get("usage") if isinstance(doc, dict) else None
-            if not isinstance(usage, dict) or not isinstance(doc.get("broker"), str) or type(doc.get("zxid")) is not int:
-                continue
-            kept = {r: {k: float(v[k]) for k in ("usage", "limit") if _number(v.get(k))}
-                    for r, v in usage.items() if r in RESOURCES and isinstance(v, dict)}
-            out[(doc["broker"], doc["zxid"])] = {r: v for r, v in kept.items() if v}
+            if (isinstance(doc, dict) and isinstance(doc.get("usage"), dict) and isinstance(doc.get("broker"), str)
+                    and type(doc.get("zxid")) is int):
+                out[(doc["broker"], doc["zxid"])] = resource_usage(doc["usage"])
     return out
-
-
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _written(rows: list[dict], usages: dict) -> dict[str, list[tuple[int, dict, dict]]]:
@@ -112,7 +101,7 @@ def _bundle_data(averages: pd.DataFrame | None) -> dict[int, dict[str, dict]]:
     for r in averages[averages["replayed"].fillna(False).astype(bool)].to_dict("records"):
         data = {f"{w}TermData": {"numSamples": int(r[f"{w}_num_samples"]),
                                  **{k: float(r[f"{w}_{c}"]) for k, c in RATES}} for w in ("short", "long")}
-        out.setdefault(_ms(r["snapshot_ts"]), {})[r["bundle"]] = {**data, "topics": 0}
+        out.setdefault(ts_ms(r["snapshot_ts"]), {})[r["bundle"]] = {**data, "topics": 0}
     return out
 
 
@@ -133,13 +122,13 @@ def _view(snap, writes: dict[str, list[tuple[int, dict, dict]]], t: int, data: d
     return LoadData.from_reports(reports, {**snap.bundle_data, **(data or {})})[0]
 
 
-def replay_placements(dirs: list[Path], root: Path, cluster: str, events: list[dict] | None,
+def replay_placements(dirs: list[Path], root: Path, events: list[dict] | None, rows: list[dict],
                       averages: pd.DataFrame | None = None) -> dict | None:
     """How many of the logged unloads' destinations the placement path picks at their instant, with the lookups'
     assignments between them and without; None where there is nothing to replay (no logged unload of a modular
-    strategy, or no report writes)."""
+    strategy, or no report writes). ``rows``: the snapshots' report writes (``landing_writes.read_writes``)."""
     line = timeline(events or [])
-    writes = _written(read_writes(dirs, root, cluster), _usages(dirs, root))
+    writes = _written(rows, _usages(dirs, root)) if rows else {}
     if not any(kind == "unload" for _, kind, _, _ in line) or not writes:
         return None
     replayed = _bundle_data(averages)

@@ -77,7 +77,7 @@ class AsRun(Balancer):
 def logged_unloads(history: History, events: list[dict]) -> dict[tuple[int, str], str]:
     """(snapshot, bundle) → destination of the unloads the leader logged, each under the snapshot its cycle
     followed, before the history's last snapshot."""
-    from lb_pipeline.simulation.real_validation import logged
+    from lb_pipeline.simulation.logged_truth import logged
 
     last = len(history.times) - 1
     return {(s, bundle): dst for t, bundle, _, dst in logged(events)[0]
@@ -141,7 +141,7 @@ def _leader_inputs(history: History, config: PulsarConfig, strategy: str, balanc
     keywords; ThresholdShedder's logged history handed to ``balancer``."""
     from lb_pipeline.algorithms.shedding import logged_history
     from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
-    from lb_pipeline.simulation.real_validation import logged_schedule
+    from lb_pipeline.simulation.logged_truth import logged_schedule
 
     if events is None:
         return {"leader": leader}

@@ -15,11 +15,12 @@ last call, in the store's order, as the lines of a snapshot's ``lb/report-writes
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import deque
 
-from lb_pipeline.snapshots.metadata_store import StoreError, _no_constant
+from lb_pipeline.snapshots.metadata_store import StoreError, parse_node
 
 BROKERS = "/loadbalance/brokers"
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")  # LocalBrokerData's ResourceUsage fields
@@ -74,14 +75,14 @@ class ReportWatcher:
             if node is None:
                 continue
             self._seen[broker] = node.mzxid
-            try:
-                doc = json.loads(node.data, parse_constant=_no_constant)
+            try:  # a JSON object of finite numbers, as every node the collector reads (a number past a double's
+                doc = parse_node(path, node)  # range would stop the snapshot's file from being written)
                 stats = doc.get("lastStats") or {}
-            except (ValueError, AttributeError, TypeError):
+            except StoreError:
                 doc, stats = None, None  # kept as the store holds it: ingest quarantines it by line
             write = {"zxid": node.mzxid, "mtime": node.mtime, "broker": broker, "version": node.version}
             write["lastStats"] = stats if isinstance(stats, dict) else node.data.decode("utf-8", "replace")
-            if isinstance(stats, dict) and (usage := _usage(doc)):
+            if isinstance(stats, dict) and (usage := resource_usage(doc)):
                 write["usage"] = usage
             found.append(write)
         gone = [b for b in self._seen if b not in listed]
@@ -100,16 +101,21 @@ class ReportWatcher:
         return len(found)
 
 
-def _usage(doc: dict) -> dict:
-    """Each resource's ``usage`` and ``limit`` as the report holds them (what is not such a pair is left out)."""
+def resource_usage(doc: dict) -> dict:
+    """Each resource's ``usage`` and ``limit`` as a report holds them (what is not a finite number is left out); also
+    what ``simulation.placement_replay`` reads back of a kept write."""
     out = {}
     for name in RESOURCES:
         r = doc.get(name)
         if isinstance(r, dict):
-            pair = {k: r[k] for k in ("usage", "limit") if isinstance(r.get(k), (int, float)) and not isinstance(r[k], bool)}
+            pair = {k: r[k] for k in ("usage", "limit") if _finite(r.get(k))}
             if pair:
                 out[name] = pair
     return out
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def lines(writes: list[dict]) -> str:
