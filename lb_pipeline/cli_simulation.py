@@ -90,7 +90,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sm.add_argument("--quiet", action="store_true", help="no progress bar")
     sm.set_defaults(func=_simulate)
     vs = sub.add_parser("validate-simulation", help="the simulation of the strategy a recorded cluster ran, scored "
-                                                    "against the unloads its leader logged and the usage it reported")
+                                                    "against the unloads its leader logged and the usage it reported "
+                                                    "(on a day generate --balance wrote: against the unloads of the "
+                                                    "generator's own leader, a plumbing check)")
     vs.add_argument("--landing", required=True, action="append",
                     help="landing folder of a recorded run (collect --metadata-store --broker-log, a snapshot a "
                          "minute); repeat it for runs of one workload under different strategies, to compare how "

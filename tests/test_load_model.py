@@ -102,3 +102,64 @@ def test_reports_at_the_limit_are_censored_not_fitted():
     assert cpu["censored"] == saturated and cpu["samples"] == 24 - saturated and cpu["source"] == "broker"
     slope = cpu["coef_rate"] + 1000 * cpu["coef_tput_in"]  # the same work, per message or per its bytes
     assert slope == pytest.approx(0.009, rel=0.02)
+
+
+
+def test_the_fit_keeps_the_traffic_it_saw_and_the_clusters_slopes_for_past_it():
+    data = pd.concat([reports(), reports(brokers=("c:1",), seed=2, cpu_per_msg=(0.003,)),
+                      reports(brokers=("new:1",), samples=3, seed=5, cpu_per_msg=(0.003,))])
+    table = fit_load_model(data).set_index(["broker", "resource"])
+    mine = data[data["broker"] == "c:1"]
+    row = table.loc[("c:1", "cpu")]
+    assert row["max_rate"] == pytest.approx((mine.msg_rate_in + mine.msg_rate_out).max())
+    assert (row["max_tput_in"], row["max_tput_out"]) == (mine.msg_throughput_in.max(), mine.msg_throughput_out.max())
+    pooled = table.loc[("new:1", "cpu")]  # too little history: the pooled fit, over every broker's traffic
+    assert pooled["source"] == "cluster" and pooled["max_rate"] == pytest.approx((data.msg_rate_in + data.msg_rate_out).max())
+    beyond = table.xs("cpu", level="resource")[["beyond_coef_rate", "beyond_coef_tput_in", "beyond_coef_tput_out"]]
+    assert len(beyond.drop_duplicates()) == 1  # one cluster fit for every broker
+    assert beyond.iloc[0]["beyond_coef_rate"] == pytest.approx(0.003, rel=0.4)
+
+
+def alike_model(cluster_per_msg=0.004, msg_bytes=1300.0, max_rate=700.0) -> LoadModel:
+    """A broker that only ever served 1.3 kB messages, up to 700 msg/s: its fit put its whole cost on bytes (the S
+    day's broker-20, whose messages were all alike, priced a hot bundle of small messages at 29 % where the
+    generator's broker was at its limit); the cluster's fit, over brokers of every message size, costs a message."""
+    rows = []
+    for r in RESOURCES:
+        cpu = r == "cpu"
+        rows.append({"broker": "alike:1", "resource": r, "source": "broker", "intercept": 5.0 if cpu else 0.0,
+                     "coef_rate": 0.0, "coef_tput_in": cluster_per_msg / msg_bytes if cpu else 0.0,
+                     "coef_tput_out": cluster_per_msg / msg_bytes if cpu else 0.0, "r2": 0.9, "residual_std": 0.1,
+                     "samples": 16, "censored": 0, "max_rate": max_rate, "max_tput_in": max_rate / 2 * msg_bytes,
+                     "max_tput_out": max_rate / 2 * msg_bytes, "beyond_coef_rate": cluster_per_msg if cpu else 0.0,
+                     "beyond_coef_tput_in": 0.0, "beyond_coef_tput_out": 0.0})
+    return LoadModel.from_table(pd.DataFrame(rows), ["alike:1"])
+
+
+def test_past_the_traffic_a_broker_has_shown_it_is_priced_by_the_larger_of_its_own_and_the_clusters_costs():
+    """40,000 messages of 100 bytes a second, far past anything the broker served: its own fit would price them by
+    their bytes, a fraction of their cost; past its range they cost what the cluster's fit says a message costs.
+    Within its range the broker's own fit stands, and a broker whose own slope is the steeper keeps it."""
+    model = alike_model()
+    unbounded = LoadModel(model.brokers, model.intercept, model.coef)  # the fit extrapolated as it is
+    cpu = RESOURCES.index("cpu")
+    small = np.array([[40_000.0, 20_000.0 * 100, 20_000.0 * 100]])
+    assert unbounded.predict(small)[0, cpu] < 0.2 * (5 + 0.004 * 40_000)
+    assert model.predict(small)[0, cpu] == pytest.approx(5 + 0.004 * 40_000, rel=0.05)
+    within = np.array([[500.0, 250.0 * 1300, 250.0 * 1300]])
+    assert model.predict(within)[0, cpu] == pytest.approx(unbounded.predict(within)[0, cpu])
+    large = np.array([[1_400.0, 700.0 * 13_000, 700.0 * 13_000]])  # 13 kB messages: its own slope is the steeper
+    assert model.predict(large)[0, cpu] == pytest.approx(unbounded.predict(large)[0, cpu])
+    assert model.extrapolated(small).tolist() == [True] and model.extrapolated(within).tolist() == [False]
+    limits = np.full((1, len(RESOURCES)), 100.0)
+    assert model.predict(small, limits)[0, cpu] == 100.0  # and a host never uses more than it has
+
+
+def test_a_model_table_written_before_the_fits_range_was_kept_extrapolates_each_brokers_own_fit():
+    table = fit_load_model(reports())
+    old = table.drop(columns=["max_rate", "max_tput_in", "max_tput_out", "beyond_coef_rate", "beyond_coef_tput_in",
+                              "beyond_coef_tput_out"])
+    model = LoadModel.from_table(old, ["a:1"])
+    assert model.upper is None and not model.extrapolated(np.array([[1e9, 1e9, 1e9]])).any()
+    traffic = np.array([[400_000.0, 2e8, 2e8]])
+    assert model.predict(traffic) == pytest.approx(model.intercept + np.einsum("brc,bc->br", model.coef, traffic))

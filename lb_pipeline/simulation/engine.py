@@ -116,6 +116,9 @@ class Simulation:
         self._now = 0
         self._arrived: set[tuple[int, int]] = set()  # (bundle, broker) of the imposed moves taken at their arrival
         self._between: tuple[list[dict], list[dict]] = ([], [])  # moves and splits since the last cycle
+        # broker → cycles whose traffic lay past what the load model's fit saw (``LoadModel.extrapolated``)
+        self.extrapolated: dict[str, int] = {}
+        self._beyond = np.zeros(len(h.brokers), dtype=bool)
 
     def run(self, progress: Callable[[int, int], None] | None = None):
         """Every cycle of the history, one per ``loadBalancerSheddingIntervalMinutes``."""
@@ -231,6 +234,8 @@ class Simulation:
             splits += done
         self.balancer.bundles_changed({b for m in moves for b in (m["source"], m["destination"]) if b is not None}
                                       | {s["broker"] for s in splits}, t)
+        for b in np.flatnonzero(self._beyond).tolist():  # as shedding read it
+            self.extrapolated[h.brokers[b]] = self.extrapolated.get(h.brokers[b], 0) + 1
         rate_recorded = float(recorded[h.present[i]][:, :2].sum())
         between, self._between = self._between, ([], [])  # made at arrivals since the last cycle
         return Cycle(t, i, live, wmax, owned, rate_recorded, served, unowned, between[0] + moves, between[1] + splits,
@@ -338,6 +343,7 @@ class Simulation:
         bt = self._broker_traffic(traffic)
         feats = np.stack([bt[:, 0] + bt[:, 1], bt[:, 2], bt[:, 3]], axis=1)
         usage = self.model.predict(feats, h.limits[i])
+        self._beyond = self.model.extrapolated(feats) & h.live[i]
         if self._residual is not None:
             usage = np.clip(usage + self._residual[i], 0.0, np.where(h.limits[i] > 0, h.limits[i], np.inf))
         if self.anchored and self._at_snapshot:  # ownership is the recorded one: so is the load

@@ -111,6 +111,30 @@ def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
     return rows, lines
 
 
+def generator_events(landing: str | Path, dirs: list[Path], notes: list[str]) -> list[dict] | None:
+    """The unloads the generator's own leader made (``generate --balance``; the manifests' ``generator`` section),
+    as ``bronze/lb_events`` rows: each dated a millisecond after the snapshot it decided on (its cycle ran on that
+    snapshot's reports; the next snapshot shows the move). None where no snapshot says the generator balanced it.
+    An entry that is not a well-formed unload is left out and named."""
+    root, rows, balanced = Path(landing).resolve(), [], False
+    for d in dirs:
+        doc = _read(d / layout.MANIFEST, root, [])  # read_history names a manifest it could not read
+        generator = doc.get("generator") if isinstance(doc, dict) else None
+        if not isinstance(generator, dict):
+            continue
+        made = [e for e in generator.get("events") or [] if isinstance(e, dict) and e.get("type") == "unload"]
+        balanced |= isinstance(generator.get("balance"), str) or bool(made)  # older days: their unloads say so
+        for e in made:
+            fields = (e.get("decided_at"), e.get("bundle"), e.get("broker"), e.get("destination"))
+            if not (type(fields[0]) is int and all(isinstance(f, str) for f in fields[1:])):
+                notes.append(f"{d / layout.MANIFEST}: generator.events: expected an unload with decided_at (epoch "
+                             "ms), bundle, broker and destination; left out")
+                continue
+            rows.append({"event_ts": pd.Timestamp(fields[0] + 1, unit="ms", tz="UTC"), "kind": "unload",
+                         "bundle": fields[1], "from_broker": fields[2], "to_broker": fields[3]})
+    return rows if balanced else None
+
+
 def read_leader(landing: str | Path, day: str, cluster: str | None, notes: list[str],
                 bundles: pd.DataFrame | None = None):
     """(the leader's stored ``BundleData`` rows, the brokers' logged events or None without logs, when each

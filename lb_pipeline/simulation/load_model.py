@@ -35,6 +35,12 @@ MIN_SAMPLES = 8
 SATURATED = 0.99
 MODEL_COLUMNS = ["broker", "resource", "source", "intercept", "coef_rate", "coef_tput_in", "coef_tput_out",
                  "r2", "residual_std", "samples", "censored"]
+# the traffic the fit saw (the largest of each feature over its samples) and the cluster's slopes, used past it
+RANGE_COLUMNS = ["max_rate", "max_tput_in", "max_tput_out", "beyond_coef_rate", "beyond_coef_tput_in",
+                 "beyond_coef_tput_out"]
+SLOPES = ("coef_rate", "coef_tput_in", "coef_tput_out")
+# a broker is said to be extrapolated when its traffic is past this multiple of the most its fit saw
+EXTRAPOLATED = 1.25
 
 
 def traffic_features(rate, tput_in, tput_out) -> dict[str, np.ndarray]:
@@ -109,7 +115,7 @@ def fit_load_model(reports: pd.DataFrame, min_samples: int = MIN_SAMPLES) -> pd.
             fit_on = ok
         feats_all = traffic_features(fit_on.msg_rate_in + fit_on.msg_rate_out, fit_on.msg_throughput_in,
                                      fit_on.msg_throughput_out)
-        pooled[r] = _fit_one(feats_all, fit_on[f"{r}_usage"].to_numpy(float), r)
+        pooled[r] = {**_fit_one(feats_all, fit_on[f"{r}_usage"].to_numpy(float), r), **_range(feats_all)}
     rows = []
     for broker in sorted(reports["broker"].unique()):
         mine = ok[ok["broker"] == broker]
@@ -119,12 +125,19 @@ def fit_load_model(reports: pd.DataFrame, min_samples: int = MIN_SAMPLES) -> pd.
             feats = traffic_features(kept.msg_rate_in + kept.msg_rate_out, kept.msg_throughput_in, kept.msg_throughput_out)
             usage = kept[f"{r}_usage"].to_numpy(float)
             own = _fit_one(feats, usage, r) if len(kept) >= min_samples and _varies(feats, r) else None
+            beyond = {f"beyond_{c}": pooled[r][c] for c in SLOPES}
             if own is not None and own["r2"] > 0:
-                rows.append({"broker": broker, "resource": r, "source": "broker", **own, "censored": int(censored.sum())})
-            else:  # too little history below the limit, or a fit no better than a constant
-                rows.append({"broker": broker, "resource": r, "source": "cluster", **pooled[r],
+                rows.append({"broker": broker, "resource": r, "source": "broker", **own, **_range(feats), **beyond,
                              "censored": int(censored.sum())})
-    return pd.DataFrame(rows, columns=MODEL_COLUMNS)
+            else:  # too little history below the limit, or a fit no better than a constant
+                rows.append({"broker": broker, "resource": r, "source": "cluster", **pooled[r], **beyond,
+                             "censored": int(censored.sum())})
+    return pd.DataFrame(rows, columns=MODEL_COLUMNS + RANGE_COLUMNS)
+
+
+def _range(features: dict[str, np.ndarray]) -> dict:
+    """The most traffic of each kind the fit's samples held."""
+    return {f"max_{n}": float(features[n].max()) if len(features[n]) else 0.0 for n in ("rate", "tput_in", "tput_out")}
 
 
 def _censored(reports: pd.DataFrame, resource: str) -> pd.Series:
@@ -142,22 +155,48 @@ class LoadModel:
     brokers: list[str]
     intercept: np.ndarray
     coef: np.ndarray  # (brokers, resources, 3): rate, tput_in, tput_out
+    upper: np.ndarray | None = None  # (brokers, resources, 3): the most traffic each fit saw (None: no bound)
+    beyond: np.ndarray | None = None  # (brokers, resources, 3): the slopes past it
 
     @classmethod
     def from_table(cls, table: pd.DataFrame, brokers: list[str]) -> "LoadModel":
+        """A table without the fit's range (written before it was kept) extrapolates each broker's own fit."""
         missing = sorted(set(brokers) - set(table["broker"]))
         if missing:
             raise ValueError(f"no load-model fit for broker(s) {', '.join(missing)}")
         t = table.set_index(["broker", "resource"])
+
+        def cube(columns):
+            return np.array([[[t.loc[(b, r), c] for c in columns] for r in RESOURCES] for b in brokers],
+                            dtype=np.float64)
+
         intercept = np.array([[t.loc[(b, r), "intercept"] for r in RESOURCES] for b in brokers], dtype=np.float64)
-        coef = np.array([[[t.loc[(b, r), c] for c in ("coef_rate", "coef_tput_in", "coef_tput_out")]
-                          for r in RESOURCES] for b in brokers], dtype=np.float64)
-        return cls(list(brokers), intercept, coef)
+        if not set(RANGE_COLUMNS) <= set(t.columns) or t[RANGE_COLUMNS].isna().any().any():
+            return cls(list(brokers), intercept, cube(SLOPES))
+        return cls(list(brokers), intercept, cube(SLOPES), cube(RANGE_COLUMNS[:3]), cube(RANGE_COLUMNS[3:]))
 
     def predict(self, traffic: np.ndarray, limits: np.ndarray | None = None) -> np.ndarray:
         """Usage (brokers × resources) for per-broker traffic (brokers × 3: rate, tput_in, tput_out): never below 0,
-        never above a positive limit (brokers × resources)."""
-        usage = np.maximum(self.intercept + np.einsum("brc,bc->br", self.coef, traffic), 0.0)
+        never above a positive limit (brokers × resources). Past the most traffic of a kind a broker's fit saw, the
+        usage grows from the fit's figure there by the larger of its own slope and the cluster's: a broker whose
+        messages were all alike cannot tell its cost per message from its cost per byte, and a bundle of other
+        messages would be priced by the wrong one (``extrapolated`` says where)."""
+        if self.upper is None:
+            usage = self.intercept + np.einsum("brc,bc->br", self.coef, traffic)
+        else:
+            x = traffic[:, None, :]
+            seen = np.minimum(x, self.upper)
+            past = x - seen
+            usage = (self.intercept + np.einsum("brc,brc->br", self.coef, seen)
+                     + np.maximum(np.einsum("brc,brc->br", self.coef, past), np.einsum("brc,brc->br", self.beyond, past)))
+        usage = np.maximum(usage, 0.0)
         if limits is not None:
             usage = np.where(limits > 0, np.minimum(usage, limits), usage)
         return usage
+
+    def extrapolated(self, traffic: np.ndarray) -> np.ndarray:
+        """Per broker: its traffic (brokers × 3) is past ``EXTRAPOLATED`` times the most of that kind its CPU fit
+        saw, where the model is an extrapolation."""
+        if self.upper is None:
+            return np.zeros(len(traffic), dtype=bool)
+        return (traffic > EXTRAPOLATED * self.upper[:, RESOURCES.index("cpu"), :]).any(axis=1)

@@ -41,13 +41,13 @@ from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.orphan_placements import placements
 from lb_pipeline.simulation.placement_replay import replay_placements
-from lb_pipeline.simulation.landing import read_history, read_leader, snapshot_dirs
+from lb_pipeline.simulation.landing import generator_events, read_history, read_leader, snapshot_dirs
 from lb_pipeline.simulation.landing_writes import arrivals_of, read_writes
 from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages, stored_every
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
 from lb_pipeline.simulation.logged_truth import imposed_moves, logged, logged_schedule, match, matched_splits, warm_up
 from lb_pipeline.simulation.residuals import recorded_prediction
-from lb_pipeline.simulation.run import run_config
+from lb_pipeline.simulation.run import extrapolation_notes, run_config
 from lb_pipeline.simulation.splitting import Splits
 
 TARGETS = {"precision": 0.8, "recall": 0.8, "usage_mae_points": 5.0}
@@ -59,29 +59,39 @@ def validate_simulation(landing: str | Path, day: str, cluster: str | None = Non
     cluster, brokers, bundles, config, notes, policies, topics, _ = read_history(landing, day, cluster)
     averages, events, written, quotas = read_leader(landing, day, cluster, notes, bundles)
     history = build_history(cluster, brokers, bundles)
-    leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
     _, dirs = snapshot_dirs(landing, day, cluster)
+    leader = leader_averages(history, averages, events, written, stored_every(config), quotas)
+    made = generator_events(landing, dirs, notes) if events is None else None
     root = Path(landing).resolve()
     writes = read_writes(dirs, root, cluster)  # read once: the arrivals and the placement replay
-    result = score(history, fit_load_model(brokers), config, policies, topics, events, day, notes, seed, residuals,
-                   leader=leader, arrivals=arrivals_of(writes))
+    result = score(history, fit_load_model(brokers), config, policies, topics, events if made is None else made, day,
+                   notes, seed, residuals, leader=leader, arrivals=arrivals_of(writes),
+                   against="log" if made is None else "generator")
     return {**result, **(replay_placements(dirs, root, events, writes, averages) or {})}
 
 
 NO_LOG = "the snapshots hold no broker log (collect --broker-log): no logged unload to score against"
+GENERATED = ("the truth is the unloads the generator's own leader made (generate --balance), which runs lb_pipeline's "
+             "shedding code, the code simulated: a check that the history, the load model's inputs and the strategy's "
+             "state reach the loop intact, not of what Pulsar does; its last snapshot's decisions show in no snapshot "
+             "and are not scored")
 
 
 def score(history, model_rows, config, policies, topics, events, day: str, notes: list[str] | None = None,
           seed: int = 0, residuals: bool = True, averages: pd.DataFrame | None = None,
           written: dict[int, int] | None = None, leader: LeaderAverages | None = None,
-          arrivals: list[Arrival] | None = None) -> dict:
+          arrivals: list[Arrival] | None = None, against: str = "log") -> dict:
     """The closed loop of the strategy ``config`` runs, from the history's first snapshot, scored against the
     leader's logged ``events`` (``bronze/lb_events`` rows; None: no log was collected, nothing to score).
     ``averages``: the leader's stored ``BundleData`` rows (``leader_averages``), None where none were collected;
     ``written``: per snapshot (epoch ms), when the leader wrote those it holds; ``leader``: both already read
     (``leader_averages``); ``arrivals``: where the report writes were kept, each bundle's arrivals on a new owner
-    (``arrivals.first_listings``): a move the history imposes is taken when its new owner's first report shows it."""
+    (``arrivals.first_listings``): a move the history imposes is taken when its new owner's first report shows it.
+    ``against``: ``log`` (the leader's), or ``generator`` (``events`` are a generated day's own leader's unloads,
+    ``landing.generator_events``: each shows in the next snapshot, so none after the last is known)."""
     notes = list(notes or [])
+    if against == "generator":
+        notes.append(GENERATED)
     truth, logged_splits = logged(events or [])
     if events is None:
         notes.append(NO_LOG)
@@ -138,13 +148,15 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
             for name, values in (("simulated", np.asarray(cycle.weighted_max)), ("recorded", recorded)):
                 spread[name].append((float(np.std(values)) * 100.0, float(np.max(values)) * 100.0))
     model_errors = _model_errors(history, model, sim)
+    if against == "generator":  # the generator's unloads decided on the last snapshot show in no snapshot
+        simulated = [u for u in simulated if u[0] <= end]
     truth = [u for u in truth if start <= u[0] <= end + window]  # what the simulated span could predict
     logged_splits = [sp for sp in logged_splits if start <= sp[0] <= end + window]
     # within a cycle: on the leader's schedule the same cycle or the one either side (cycles drift a little with
     # what each one logs); on a grid of its own, an interval either way
     tolerance = window + window // 2 if schedule else window
     scores = match(simulated, truth, tolerance) if events is not None else {
-        "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None,
+        "logged_unloads": None, "simulated_unloads": len(simulated), "matched_unloads": None, "first_difference_ms": None,
         "destinations_agree": None, "precision": None, "recall": None}
     warming = warm_up(simulated, truth, tolerance, settled_from, sim.balancer.logged_from())
     if events is None:  # nothing to match: only how many were made in the warm-up
@@ -158,10 +170,11 @@ def score(history, model_rows, config, policies, topics, events, day: str, notes
         scores[f"{name}_imbalance_points"] = float(np.mean([v[0] for v in values])) if values else None
         scores[f"{name}_peak_points"] = float(np.max([v[1] for v in values])) if values else None
     return {"cluster": history.cluster, "day": day, "strategy": strategy, "snapshots": len(history.times),
+            "validated_against": against if events is not None else None,
             "brokers": len(history.brokers), "logged_splits": len(logged_splits) if events is not None else None,
             "simulated_splits": len(splits),
             "matched_splits": matched_splits(splits, logged_splits) if events is not None else None, **scores, "targets": TARGETS, "met": _met(scores),
-            "notes": [*notes, *run_notes]}
+            "notes": [*notes, *run_notes, *extrapolation_notes(sim)]}
 
 
 def rank(results: list[dict]) -> dict:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from lb_pipeline.model.names import one_line
 from lb_pipeline.simulation.real_validation import TARGETS
 
@@ -22,6 +24,8 @@ def render_text(result: dict) -> str:
         f"{n(result['matched_unloads'])} matched ({n(result['destinations_agree'])} to the logged broker): precision "
         f"{fmt(result['precision'])} ({met['precision']}, target ≥ {TARGETS['precision']:.0%}), recall "
         f"{fmt(result['recall'])} ({met['recall']}, target ≥ {TARGETS['recall']:.0%})",
+        *([f"the loop made the record's unloads until {_utc(result['first_difference_ms'])} UTC, where the first unload "
+           "made on one side only came"] if result.get("first_difference_ms") is not None else []),
         *([f"warm-up: {result['warming_up']} of the simulated unloads ({n(result['warming_up_matched'])} matched) "
            f"came in the first {result['warm_up_cycles']} cycles, before {result['strategy']}'s state, started at the "
            "first snapshot, could have caught up with the leader's (started at its election), from brokers whose state "
@@ -52,6 +56,10 @@ def render_text(result: dict) -> str:
         f"(peak {fmt(result['recorded_peak_points'], False)}), {fmt(result['simulated_imbalance_points'], False)} "
         f"simulated (peak {fmt(result['simulated_peak_points'], False)})",
         *(f"note: {one_line(n)}" for n in result["notes"])])
+
+
+def _utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def render_ranking(ranking: dict) -> str:

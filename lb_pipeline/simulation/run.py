@@ -19,7 +19,7 @@ from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import History
 from lb_pipeline.simulation.leader_averages import LeaderAverages
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
-from lb_pipeline.simulation.load_model import LoadModel
+from lb_pipeline.simulation.load_model import EXTRAPOLATED, LoadModel
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.splitting import Splits
 from lb_pipeline.simulation.validation import validate_run
@@ -86,7 +86,7 @@ def simulate(history: History, model: LoadModel, config: PulsarConfig, strategy:
                                 leader))
     notes = [*notes, *cadence_notes(cfg, strategy), *getattr(balancer, "notes", []), *history.notes,
              INTERPOLATION_NOTE.format(m=interval),
-             *split_notes(sim, splits, done, cfg)]
+             *split_notes(sim, splits, done, cfg), *extrapolation_notes(sim)]
     return RunResult(strategy, {k: str(v) for k, v in params.items()}, seed, ts, mv, summary, notes)
 
 
@@ -101,6 +101,17 @@ def cadence_notes(cfg: PulsarConfig, strategy: str) -> list[str]:
     else:  # LoadSheddingTask.start: schedule(this, minutes, MINUTES), again after each run
         what = "LoadSheddingTask schedules each run that many minutes after the last, so Pulsar sheds back to back"
     return [f"loadBalancerSheddingIntervalMinutes={minutes}: {what}; simulated at one cycle a minute"]
+
+
+def extrapolation_notes(sim: Simulation) -> list[str]:
+    """Where the load model was extrapolated: brokers whose simulated traffic lay well past what their fit saw."""
+    if not sim.extrapolated:
+        return []
+    worst = sorted(sim.extrapolated.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [f"the load model was extrapolated in {sum(sim.extrapolated.values())} broker-cycle(s), traffic past "
+            f"{EXTRAPOLATED:g}× the most its fit saw: " + ", ".join(f"{b} ({n})" for b, n in worst[:3])
+            + (" …" if len(worst) > 3 else "") + "; there usage grows by the larger of the broker's own cost per "
+            "message and byte and the cluster's"]
 
 
 def split_notes(sim: Simulation, splits: Splits | None, done: list[dict], cfg: PulsarConfig) -> list[str]:

@@ -5,7 +5,7 @@ simulation predicts what a strategy does. With ``generate --balance STRATEGY`` t
 (``algorithms.shedding.driver``, its state carried) once per snapshot on the reports just written, and the unloads
 it decides show in the next snapshot's ownership and in the manifest's ``generator.events``. The snapshots record
 the strategy and ``loadBalancerSheddingIntervalMinutes`` = the snapshot interval, so a simulation of "the configured
-strategy" runs the same cadence.
+strategy" runs the same cadence, and ``loadBalancerAutoBundleSplitEnabled`` = false: this leader does not split.
 """
 
 from __future__ import annotations
@@ -29,8 +29,11 @@ class GeneratorBalancer:
         """The leader's load manager (re)starts with ``strategy``: a new instance, no state carried
         (``ModularLoadManagerImpl.initialize``), recorded in the dynamic configuration from then on."""
         self.strategy = strategy
+        # it sheds and places; it never splits a bundle, and the configuration the snapshots record says so (a
+        # simulation of this cluster that split where its leader could not would leave the record at once)
         self.dynamic = {"loadBalancerSheddingEnabled": "true", "loadBalancerLoadSheddingStrategy": IMPL + strategy,
-                        "loadBalancerSheddingIntervalMinutes": str(self.interval_minutes)}
+                        "loadBalancerSheddingIntervalMinutes": str(self.interval_minutes),
+                        "loadBalancerAutoBundleSplitEnabled": "false"}
         self.config = PulsarConfig(self.dynamic)
         self.run = ModularShedding.named(strategy, self.config, self.seed)
 

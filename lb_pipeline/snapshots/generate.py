@@ -205,7 +205,8 @@ def _write_snapshot(out, c: Cluster, p: Preset, step, n_steps, ts, rate_in, aver
             "loadManagerClassName": MODULAR_LOAD_MANAGER, "brokers": [c.broker_ids[b] for b in live],
             "leader": leader, "complete": True, "missingParts": [],
             "optionalParts": ["lb/broker-load-data", "lb/top-bundles"],
-            "generator": {"preset": p.name, "seed": c.seed, "step": step, "scenarios": list(p.scenarios), "events": [
+            "generator": {"preset": p.name, "seed": c.seed, "step": step, "scenarios": list(p.scenarios),
+                          "balance": balancer.strategy if balancer else None, "events": [
                 e for e in c.events if e["ts"] == ts]},
         }
         domains = {b: z for z, bs in zones.items() for b in bs}

@@ -33,7 +33,7 @@ from lb_pipeline.simulation.arrivals import Arrival
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.leader_averages import (COLUMNS as AVERAGE_COLUMNS, QUOTA_COLUMNS, leader_averages,
                                                    stored_every)
-from lb_pipeline.simulation.load_model import MODEL_COLUMNS, LoadModel, fit_load_model
+from lb_pipeline.simulation.load_model import MODEL_COLUMNS, RANGE_COLUMNS, LoadModel, fit_load_model
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.simulation.metrics import TIMESERIES_COLUMNS
 from lb_pipeline.simulation.real_validation import score
@@ -45,7 +45,9 @@ from lb_pipeline.workers import collector_paused
 REPLAYED = "report-writes"  # silver/bundle_time_averages' seeded_from of the averages replayed from every write
 LOAD_MODEL_SCHEMA = ("cluster string, snapshot_date string, broker string, resource string, source string, "
                      "intercept double, coef_rate double, coef_tput_in double, coef_tput_out double, r2 double, "
-                     "residual_std double, samples int, censored int")
+                     "residual_std double, samples int, censored int, max_rate double, max_tput_in double, "
+                     "max_tput_out double, beyond_coef_rate double, beyond_coef_tput_in double, "
+                     "beyond_coef_tput_out double")
 RUN_KEYS = "cluster string, snapshot_date string, run_id string, strategy string, params string, seed int"
 SUMMARY = ("usage_std_mean double, usage_std_unpinned_mean double, peak_usage double, pinned_broker_minutes long, "
            "max_over_mean_p95 double, overloaded_broker_minutes long, idle_broker_minutes long, "
@@ -125,7 +127,7 @@ def _simulate_slot(pdf: pd.DataFrame, configs: ClusterConfigs, plans: dict, slot
     except ValueError as exc:  # a history too broken to simulate: say so in each run's row, the night goes on
         return _frame(pd.DataFrame([{**k, "kind": "run", "cycles": 0, "notes": f"{NOT_SIMULATED}{exc}"} for k in keys]
                                    + ([{**check, "notes": f"{NOT_SIMULATED}{exc}"}] if slot == 0 else [])))
-    model_rows = pdf.loc[pdf["kind"] == "model", MODEL_COLUMNS]
+    model_rows = pdf.loc[pdf["kind"] == "model", [c for c in MODEL_COLUMNS + RANGE_COLUMNS if c in pdf.columns]]
     model = LoadModel.from_table(model_rows, history.brokers)
     averages, written = leader_rows(pdf)
     quotas = (pdf.loc[pdf["kind"] == "quota", ["bundle", "snapshot_ts", *QUOTA_COLUMNS]]
