@@ -1,6 +1,7 @@
-"""The hostile corpus's kinds on what the collector reads from the metadata store (``--metadata-store``): an
-admin's resource quotas, a report's topic-kind flag, and every report write since the snapshot before
-(``--every``): each bad one quarantined by name and field, the good ones land."""
+"""The hostile corpus's kinds on what the collector reads from the metadata store (``--metadata-store``) and the
+brokers' logs (``--broker-log``): an admin's resource quotas, a report's topic-kind flag, every report write since
+the snapshot before (``--every``), and the leader's log lines: each bad one quarantined by name and field, the good
+ones land."""
 
 import json
 from pathlib import Path
@@ -35,3 +36,17 @@ def leader_kinds(c: Corpus, landing: Path, s3: Path, s2: Path, s0: Path) -> None
                  s0: "written_by_snapshot"}[snap]
         c.kind(name, snap / layout.REPORT_WRITES, field, {})
         c.delta[("report_writes", str((snap / layout.REPORT_WRITES).relative_to(landing)))] = len(good["lastStats"])
+
+    # the leader's log (collect --broker-log): a line dated in 9999 (Arrow cannot hold it in nanoseconds: the
+    # simulation step had failed, and the night with it) and one from before 1970 are quarantined by row, the line
+    # beside them lands
+    taken = json.loads((s2 / layout.MANIFEST).read_text())["snapshotTime"][:19]
+    owned = _files(s0, "ownership/*")[0]  # the untouched snapshot's: another kind may have broken s2's
+    broker, bundle = layout.broker_from_file_stem(owned.stem), next(iter(json.loads(owned.read_text())))
+    line = ("{ts}.123Z [pulsar-load-manager-1-1] INFO  o.a.p.b.l.i.ModularLoadManagerImpl - [ThresholdShedder] "
+            f"Unloading bundle: {bundle} from broker {broker} to dest broker {broker}\n")
+    log = s2 / layout.broker_log(broker)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(line.format(ts=taken) + line.format(ts="9999-12-31T23:59:59") + line.format(ts="0001-01-01T00:00:00"))
+    c.kind("log line from 9999", log, "logged_by_snapshot", {})
+    c.delta[("lb_events", str(log.relative_to(landing)))] = 1

@@ -1,4 +1,4 @@
-"""Hostile input never stops the night: a demo day broken in 89 ways (files, rows, names, paths, links, devices,
+"""Hostile input never stops the night: a demo day broken in 92 ways (files, rows, names, paths, links, devices,
 directories) still runs end to end with the main command; each bad file or row is in ``bronze/quarantine`` with
 file, field and reason; every good row of the same snapshot lands (counted against a clean ingest of the same
 files); nothing outside the landing folder is read; ``validate-snapshot`` flags every file ingest quarantines."""

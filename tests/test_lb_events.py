@@ -3,6 +3,8 @@ them (copied from a broker log of tests/fixtures/record-real.sh), and what a fil
 
 import json
 
+import pytest
+
 from lb_pipeline.formats.events import parse_lb_events
 from lb_pipeline.ingest.files import parse_file
 from lb_pipeline.ingest.tables import TABLES
@@ -86,3 +88,29 @@ def test_the_last_lines_of_a_broker_stopped_since_the_snapshot_before_land():
     good, bad = parse_file(TABLES["lb_events"], path, REAL.encode(),
                            manifests={path.rsplit("/logs/", 1)[0]: ["127.0.0.1:8080", "127.0.0.1:8081"]})
     assert bad == [] and {r["broker"] for r in good} == {"127.0.0.1:8082"}
+
+
+@pytest.mark.spark
+def test_a_line_dated_where_its_snapshot_cannot_hold_it_is_quarantined_by_row_alike_at_ingest_and_by_validate_snapshot(
+        spark):
+    """A line dated in 9999 had landed (only a warning looked at it) and stopped the night's simulation: Arrow
+    cannot hold its time in nanoseconds. A line before 1970, or more than 5 minutes after its snapshot, is quarantined
+    by row (``logged_by_snapshot``); a minute ahead of the snapshot (a broker's clock) still lands, with its warning."""
+    from lb_pipeline.ingest.tables import COMMON
+    from lb_pipeline.quality import row_rules
+
+    path = "file:/landing/lbtest/2026-12-02T01-40-00Z/logs/127.0.0.1_8080.log"
+    unload = (" [x] INFO  o.a.p.b.l.i.ModularLoadManagerImpl - [OverloadShedder] Unloading bundle: "
+              "lb/ns-c16/0x80000000_0x90000000 from broker 127.0.0.1:8080 to dest broker 127.0.0.1:8082")
+    times = ["2026-12-02T00:40:00.000Z", "2026-12-02T01:44:59.000Z", "2026-12-02T01:45:00.999Z",
+             "2026-12-02T01:45:01.000Z", "9999-12-31T23:59:59.999Z", "0001-01-01T00:00:00.000Z"]
+    content = "\n".join(t + unload for t in times).encode()
+    rows, bad = parse_file(TABLES["lb_events"], path, content, manifests={path.rsplit("/logs/", 1)[0]: ["127.0.0.1:8080"]})
+    assert bad == [] and len(rows) == 6
+    python_kept, python_rejected = row_rules.check_rows("lb_events", rows)
+    assert [r["line"] for r in python_kept] == [1, 2, 3]
+    assert [(r["line"], field) for r, field, _ in python_rejected] == [(n, "logged_by_snapshot") for n in (4, 5, 6)]
+    kept, rejected = row_rules.split("lb_events", spark.createDataFrame(rows, f"{COMMON}, {TABLES['lb_events'].schema}"))
+    assert sorted(r.line for r in kept.collect()) == [1, 2, 3]
+    assert sorted((json.loads(r.raw)["line"], r.field, r.reason) for r in rejected.collect()) == [
+        (r["line"], "logged_by_snapshot", why) for r, _, why in python_rejected]

@@ -228,6 +228,9 @@ def test_the_night_scores_its_closed_loop_against_the_leaders_log_as_the_command
     assert row.warm_up_cycles == 29 and row.settled_precision is not None  # ThresholdShedder's, from the log
     assert row.logged_unloads > 0 and "no broker log" not in (row.notes or "")
     assert row.usage_mae_points == pytest.approx(want["usage_mae_points"], rel=1e-9)
+    assert row.first_difference_ts == (None if want["first_difference_ms"] is None else
+                                       datetime.fromtimestamp(want["first_difference_ms"] / 1000, tz=timezone.utc)
+                                       .replace(tzinfo=None))
     (report,) = (real_night.reports / "lbtest").glob("20*.html")
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", report.read_text())).split())
     m = re.search(r"Against this cluster's own record: the simulation of ThresholdShedder, .* made (\d+) unloads where "

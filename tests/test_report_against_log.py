@@ -100,3 +100,16 @@ def test_where_the_lost_brokers_bundles_went_is_said_beside_where_the_simulation
             "record's and the msg rate it placed 21.5% off.") in said
     assert "stopped" not in _against_log(orphans_lost=0, orphans_reowned=0, orphans_agree=0)
     assert "stopped" not in _against_log()  # a row written before the columns existed
+
+
+def test_where_a_target_is_missed_the_report_says_when_the_loop_left_the_record():
+    """``first_difference_ts``: the earliest unload made on one side only. Before it the loop made the leader's
+    unloads; after it its ownership is its own."""
+    from datetime import datetime
+
+    said = _against_log(first_difference_ts=datetime(2026, 1, 15, 9, 46, 2))
+    assert "It made the leader's unloads until 09:46:02 UTC, where the first made on one side only came" in said
+    met = _against_log(first_difference_ts=datetime(2026, 1, 15, 9, 46, 2), recall=1.0,
+                       met={"precision": True, "recall": True, "usage_mae_points": True})
+    assert "It made the leader's unloads until" not in met and "weigh it accordingly" not in met
+    assert "It made the leader's unloads until" not in _against_log()  # every unload matched: nothing to say

@@ -196,3 +196,35 @@ def test_the_lost_brokers_bundles_are_scored_where_the_record_has_them_owned_aga
     history.live[:] = True
     assert placements(history, loop) == {"orphans_lost": 0, "orphans_reowned": 0, "orphans_agree": 0,
                                          "orphans_count_off": 0, "orphans_traffic_off": None}
+
+
+def test_a_hostile_generator_section_is_left_out_by_entry_and_named(balanced, tmp_path):
+    """The manifests are untrusted: an unload dated past any calendar or with a number for a bundle, and a section
+    that is not an object, are left out and named in the notes; the well-formed unloads are the truth."""
+    from lb_pipeline.simulation.landing import generator_events
+
+    _, dirs, *_ = balanced
+    copies = []
+    for d in dirs:  # the manifests alone, in a landing folder of their own
+        copy = tmp_path / d.parent.name / d.name
+        copy.mkdir(parents=True)
+        (copy / "manifest.json").write_text((d / "manifest.json").read_text())
+        copies.append(copy)
+    made = [(d, e) for d in copies for e in json.loads((d / "manifest.json").read_text())["generator"]["events"]
+            if e["type"] == "unload"]
+    spoilt = {made[0][0], made[-1][0]}
+    for d in spoilt:
+        doc = json.loads((d / "manifest.json").read_text())
+        for e in doc["generator"]["events"]:
+            if e["type"] == "unload":
+                e["decided_at"], e["bundle"] = (10 ** 30, e["bundle"]) if d == made[0][0] else (e["decided_at"], 7)
+        (d / "manifest.json").write_text(json.dumps(doc))
+    first = json.loads((copies[0] / "manifest.json").read_text())
+    first["generator"] = ["not", "an", "object"]
+    (copies[0] / "manifest.json").write_text(json.dumps(first))
+    notes: list[str] = []
+    rows = generator_events(tmp_path, copies, notes)
+    kept = [e for d, e in made if d not in spoilt]
+    assert sorted(r["bundle"] for r in rows) == sorted(e["bundle"] for e in kept)
+    assert len(notes) == sum(1 for d, _ in made if d in spoilt)
+    assert all("generator.events: expected an unload" in n for n in notes)

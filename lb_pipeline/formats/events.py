@@ -63,6 +63,17 @@ MAX_DETAIL = 500
 _TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?")
 
 
+# a line dated more than this after its snapshot was taken is none the collector kept up to then: a broker's clock
+# ahead by minutes, or a forged line (dated in 9999, it had stopped the night: Arrow cannot hold it in nanoseconds)
+LOGGED_AFTER_SNAPSHOT_MS = 300_000
+
+
+def logged_by_snapshot(event_ms: int | None, snapshot_ms: int) -> bool | None:
+    """Whether a line's time is one its snapshot (taken at ``snapshot_ms``, to the second) can hold: not before
+    1970, not more than ``LOGGED_AFTER_SNAPSHOT_MS`` after the snapshot."""
+    return None if event_ms is None else 0 <= event_ms <= snapshot_ms // 1000 * 1000 + LOGGED_AFTER_SNAPSHOT_MS + 999
+
+
 def line_time_ms(line: str) -> int | None:
     """The epoch ms a log line starts with, or None."""
     m = _TIME.match(line)

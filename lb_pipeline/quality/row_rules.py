@@ -18,6 +18,7 @@ import math
 from collections import Counter
 from functools import lru_cache
 
+from lb_pipeline.formats.events import logged_by_snapshot
 from lb_pipeline.formats.report_writes import written_by_snapshot
 from lb_pipeline.quality.runner import load_suite
 
@@ -82,6 +83,8 @@ _DERIVED = {
     "bundle_count_matches": lambda r: len(r["boundaries"] or []) == (r["num_bundles"] or 0) + 1,
     "limits_usable": lambda r: all(r[c] is None or r[c] <= 0 or r[c] >= SMALLEST_LIMIT for c in LIMITS),
     "written_by_snapshot": lambda r: written_by_snapshot(r["write_ms"], int(r["snapshot_ts"].timestamp() * 1000)),
+    "logged_by_snapshot": lambda r: logged_by_snapshot(int(r["event_ts"].timestamp() * 1000),
+                                                       int(r["snapshot_ts"].timestamp() * 1000)),
 }
 
 

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from lb_pipeline.model import topic_stats
+from lb_pipeline.formats.events import LOGGED_AFTER_SNAPSHOT_MS
 from lb_pipeline.formats.report_writes import WRITES_AFTER_SNAPSHOT_MS
 from lb_pipeline.quality.simulation_views import simulation_runs, simulation_timeseries, simulation_validation
 from lb_pipeline.transforms import grace_state as gs
@@ -59,8 +60,12 @@ def snapshots(read: Read) -> DataFrame:
 
 
 def lb_events(read: Read) -> DataFrame:
-    return _in_day(read("bronze", "lb_events")).withColumn("logged_before_snapshot",
-                                                           F.col("event_ts") <= F.col("snapshot_ts") + F.expr("INTERVAL 1 SECOND"))
+    event_ms = F.unix_millis("event_ts")
+    return (_in_day(read("bronze", "lb_events"))
+            .withColumn("logged_before_snapshot",
+                        F.col("event_ts") <= F.col("snapshot_ts") + F.expr("INTERVAL 1 SECOND"))
+            .withColumn("logged_by_snapshot", (event_ms >= 0) & (event_ms <= F.unix_millis("snapshot_ts")
+                                                                 + F.lit(LOGGED_AFTER_SNAPSHOT_MS + 999))))
 
 
 def report_writes(read: Read) -> DataFrame:

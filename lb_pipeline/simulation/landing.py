@@ -9,7 +9,7 @@ A file that does not parse is left out and named in the notes, as ingest would q
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +18,7 @@ from lb_pipeline.errors import InputError, LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.formats.brokers import parse_bundle_data, parse_local_broker_data, parse_resource_quota
 from lb_pipeline.formats.cluster import isolation_policy_map, parse_manifest
-from lb_pipeline.formats.events import parse_lb_events
+from lb_pipeline.formats.events import logged_by_snapshot, parse_lb_events
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.at_start import Shot, leader_history
 from lb_pipeline.model.bundles import topic_hash
@@ -100,15 +100,34 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
     return cluster, pd.DataFrame(brokers), bundles, config, notes, policies, topics, configs
 
 
-def log_events(dirs: list[Path]) -> tuple[list[dict], int]:
-    """(the load-manager events the snapshots' logs hold, as ``bronze/lb_events`` rows; log lines read)."""
+def log_events(dirs: list[Path], notes: list[str] | None = None) -> tuple[list[dict], int]:
+    """(the load-manager events the snapshots' logs hold, as ``bronze/lb_events`` rows; log lines read). A log that
+    is a link, not a regular file or too large is left out, and a line its snapshot cannot hold
+    (``events.logged_by_snapshot``), as ingest quarantines them; each is named in ``notes``."""
+    notes = [] if notes is None else notes
     rows, lines = [], 0
     for d in dirs:
+        root = d.parent.parent.resolve()  # the landing folder: <landing>/<cluster>/<snapshot>
+        try:
+            taken = int(datetime.strptime(d.name, layout.TS_FORMAT).replace(tzinfo=timezone.utc).timestamp() * 1000)
+        except ValueError:
+            continue  # read_history says so
         for log in sorted((d / layout.LOGS).glob("*.log")):
+            if refused := _refused(log, root):
+                notes.append(f"{log}: {refused}; left out")
+                continue
             text = log.read_bytes().decode("utf-8", errors="replace").splitlines()
             lines += len(text)
-            rows += parse_lb_events(text, layout.broker_from_file_stem(log.stem))[0]
+            for r in parse_lb_events(text, layout.broker_from_file_stem(log.stem))[0]:
+                if logged_by_snapshot(int(r["event_ts"].timestamp() * 1000), taken):
+                    rows.append(r)
+                else:
+                    notes.append(f"{log}: line {r['line']}: logged_by_snapshot: dated {r['event_ts']:%Y-%m-%dT%H:%M:%S}Z, "
+                                 "which its snapshot cannot hold; left out")
     return rows, lines
+
+
+_YEAR_10000_MS = 253_402_300_800_000
 
 
 def generator_events(landing: str | Path, dirs: list[Path], notes: list[str]) -> list[dict] | None:
@@ -126,12 +145,17 @@ def generator_events(landing: str | Path, dirs: list[Path], notes: list[str]) ->
         balanced |= isinstance(generator.get("balance"), str) or bool(made)  # older days: their unloads say so
         for e in made:
             fields = (e.get("decided_at"), e.get("bundle"), e.get("broker"), e.get("destination"))
-            if not (type(fields[0]) is int and all(isinstance(f, str) for f in fields[1:])):
+            try:
+                if not (type(fields[0]) is int and 0 <= fields[0] < _YEAR_10000_MS
+                        and all(isinstance(f, str) for f in fields[1:])):
+                    raise ValueError
+                when = pd.Timestamp(fields[0] + 1, unit="ms", tz="UTC")
+            except (ValueError, OverflowError):
                 notes.append(f"{d / layout.MANIFEST}: generator.events: expected an unload with decided_at (epoch "
                              "ms), bundle, broker and destination; left out")
                 continue
-            rows.append({"event_ts": pd.Timestamp(fields[0] + 1, unit="ms", tz="UTC"), "kind": "unload",
-                         "bundle": fields[1], "from_broker": fields[2], "to_broker": fields[3]})
+            rows.append({"event_ts": when, "kind": "unload", "bundle": fields[1], "from_broker": fields[2],
+                         "to_broker": fields[3]})
     return rows if balanced else None
 
 
@@ -146,7 +170,7 @@ def read_leader(landing: str | Path, day: str, cluster: str | None, notes: list[
 
     cluster, dirs = snapshot_dirs(landing, day, cluster)
     averages, written = read_bundle_data(landing, dirs, notes)
-    events, lines = log_events(dirs)
+    events, lines = log_events(dirs, notes)
     if bundles is not None:
         averages = with_replayed(averages, replayed_averages(dirs, Path(landing).resolve(), cluster, averages, written,
                                                              bundles, events if lines else None, notes))

@@ -71,7 +71,9 @@ VALIDATION = ("snapshots int, logged_unloads int, simulated_unloads int, logged_
               # the bundles of brokers that stopped, owned again by the next snapshot, and the loop's on that broker;
               # how far its count and msg rate per broker were from the record's (simulation.orphan_placements)
               "orphans_lost int, orphans_reowned int, orphans_agree int, orphans_count_off int, "
-              "orphans_traffic_off double")
+              "orphans_traffic_off double, "
+              # where the loop first parted from the record: the earliest unload made on one side only
+              "first_difference_ts timestamp")
 OUTPUT_SCHEMA = f"{RUN_KEYS}, kind string, {CYCLE}, {SUMMARY}, {VALIDATION}"
 VALIDATION_RUN = "closed-loop-vs-log"  # the run_id of a cluster's validation row
 NOT_SIMULATED = "not simulated: "  # the notes of a run whose history could not be simulated, before the reason
@@ -167,8 +169,10 @@ def _validation(history, model_rows, config, policies, topics, rows: list[dict] 
         return {"notes": f"not validated: {exc}"}
     finally:
         history.imposed = {}  # the moves the validation imposed are not the runs' history
-    scored = VALIDATION_COLUMNS[3:-1]  # after cluster, snapshot_date and strategy (the check's keys); before notes
-    return {**{c: r[c] for c in scored}, "notes": "; ".join(r["notes"])}
+    scored = VALIDATION_COLUMNS[3:-2]  # after cluster, snapshot_date and strategy (the check's keys); before notes
+    first = r["first_difference_ms"]
+    return {**{c: r[c] for c in scored}, "notes": "; ".join(r["notes"]),
+            "first_difference_ts": None if first is None else pd.Timestamp(first, unit="ms", tz="UTC")}
 
 
 def _frame(out: pd.DataFrame) -> pd.DataFrame:
@@ -273,7 +277,7 @@ VALIDATION_COLUMNS = ["cluster", "snapshot_date", "strategy", "snapshots", "brok
                       "logged_splits", "simulated_splits", "matched_splits", "usage_mae_points", "usage_max_error_points",
                       "model_mae_points", "warm_up_cycles", "warming_up", "warming_up_matched", "settled_precision",
                       "settled_recall", "orphans_lost", "orphans_reowned", "orphans_agree", "orphans_count_off",
-                      "orphans_traffic_off", "notes"]
+                      "orphans_traffic_off", "first_difference_ts", "notes"]
 
 
 def validation_table(result: DataFrame) -> DataFrame:
