@@ -219,3 +219,20 @@ def test_validate_snapshot_reads_nothing_behind_a_link_it_refuses(tmp_path):
     link = "refused: a symbolic link (never followed, not read)"
     assert findings == [("lb/brokers", "(path)", link),
                         (f"namespaces/{namespace.parent.name}/ev\\xffil.json", "(path)", link)]
+
+
+def test_an_empty_log_or_report_writes_file_holds_no_lines_and_is_not_quarantined(snapshot):
+    """A log or report-writes file is lines of text: an empty one had been quarantined as "expected a JSON
+    document, got an empty file"; an empty JSON file still is."""
+    from lb_pipeline.ingest.files import listing_quarantine
+
+    (snapshot / "logs").mkdir()
+    (snapshot / "logs/127.0.0.1_8080.log").write_text("")
+    (snapshot / "lb").mkdir(exist_ok=True)
+    (snapshot / "lb/report-writes.jsonl").write_text("")
+    (snapshot / "topics/empty_8080.json").write_text("")
+    listing, files, _ = _listed(snapshot)
+    assert len(listing.empty_files) == 3 and not files.get("lb_events") and not files.get("report_writes")
+    rows = listing_quarantine(listing)
+    assert [(r["source_file"].rsplit("/", 1)[-1], r["reason"]) for r in rows] == [
+        ("empty_8080.json", "expected a JSON document, got an empty file")]

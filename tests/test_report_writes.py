@@ -240,3 +240,17 @@ def test_the_closed_form_replay_is_the_sample_by_sample_one(source):
                 for w, (n, values) in windows.items():
                     assert got[t][bundle][w][0] == n
                     assert got[t][bundle][w][1] == pytest.approx(values, rel=1e-12)
+
+
+def test_a_transaction_on_two_lines_refuses_both_whichever_listed_bundles():
+    """A copy of a write that lists no bundle, beside the write that lists some, had landed both (the (transaction,
+    position) rule cannot see it: the empty copy has no position) and the write was replayed twice."""
+    stats = {"msgRateIn": 1.0, "msgRateOut": 2, "msgThroughputIn": 3, "msgThroughputOut": 4}
+    lines = [{"zxid": 5, "mtime": 1000, "broker": "h:1", "version": 2, "lastStats": {BUNDLE: stats}},
+             {"zxid": 6, "mtime": 1001, "broker": "h:1", "version": 3, "lastStats": {BUNDLE: stats}},
+             {"zxid": 5, "mtime": 1000, "broker": "h:1", "version": 2, "lastStats": {}}]
+    good, bad = _parse("\n".join(json.dumps(x) for x in lines).encode())
+    assert [r["zxid"] for r in good] == [6]
+    assert [(q["field"], q["reason"]) for q in bad] == [
+        (f"line {n}: zxid", "transaction 5 is on lines 1, 3: a write is one transaction, and which is it cannot be told")
+        for n in (1, 3)]

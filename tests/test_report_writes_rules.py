@@ -61,11 +61,15 @@ def test_the_what_if_path_refuses_the_report_writes_ingest_quarantines_and_repla
         return snap
 
     snap = spoiled("both", repeat=True)
-    rows = _writes(snap, snap.parent.parent.resolve(), "lbtest", [])
+    refused: list[str] = []
+    rows = _writes(snap, snap.parent.parent.resolve(), "lbtest", refused)
     notes: list[str] = []
     kept = _row_rules(rows, notes)
     assert kept == row_rules.check_rows("report_writes", rows)[0]  # as ingest keeps them
-    assert any("written_by_snapshot" in n for n in notes) and any("zxid,position" in n for n in notes)
+    assert any("written_by_snapshot" in n for n in notes)
+    repeated = len(snap.joinpath(layout.REPORT_WRITES).read_text().splitlines()) - 1  # the repeat's line
+    assert [n for n in refused if ": zxid:" in n] and all(f"lines {repeated - 1}, {repeated}" in n
+                                                          for n in refused if ": zxid:" in n)
 
     def replayed(folder: Path):
         said: list[str] = []

@@ -115,14 +115,15 @@ def _cluster_folder(path: str, root: str | None) -> str | None:
 
 
 def listing_quarantine(listing: DayListing) -> list[dict]:
-    """Quarantine rows for what the listing found unreadable: by name only, nothing of these is read."""
+    """Quarantine rows for what the listing found unreadable: by name only, nothing of these is read. An empty log
+    or report-writes file (a text file of lines) holds no lines: nothing to land, nothing wrong."""
     root = listing.root
     shown_root = root and shown(root)  # the refused paths are kept as they can be shown
     return [*(quarantine_row(TABLES["snapshots"], d, *(locate(d + "/x", root) or (None, None))[:2], "(directory)",
                           "expected a snapshot directory with manifest.json, got an empty directory", None)
               for d in listing.empty_dirs),
-            *(refused_row(table_of(f, root), f, "(file)", "expected a JSON document, got an empty file", b"", root)
-              for f in listing.empty_files),
+            *(refused_row(table, f, "(file)", "expected a JSON document, got an empty file", b"", root)
+              for f in listing.empty_files if not (table := table_of(f, root)).text),
             *(refused_row(table_of(f, shown_root), f, fld, why, root=shown_root) for f, fld, why in listing.refused)]
 
 
