@@ -16,6 +16,9 @@ no better than a constant (R² ≤ 0). A report at its limit is censored (``SATU
 what it could serve, so its usage says nothing about the slope and is left out of the fit (on a demo day balanced
 by OverloadShedder, 5 of a 4-core broker's 24 reports sat at 400 of 400 and pulled its CPU slope from about 0.009 to
 0.0032 points per msg/s). Predictions stop at the broker's limit: a host cannot use more CPU or NIC than it has.
+Past the most traffic of a kind a broker's fit saw (``max_*``), usage grows by the larger of its own slope and the
+cluster's (``beyond_coef_*``): a broker whose messages were all alike put its whole cost on bytes and priced a hot
+bundle of small messages at 30 % where it was at its limit (a generated S day, broker-20).
 """
 
 from __future__ import annotations
