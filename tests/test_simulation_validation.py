@@ -201,7 +201,7 @@ def test_the_lost_brokers_bundles_are_scored_where_the_record_has_them_owned_aga
 def test_a_hostile_generator_section_is_left_out_by_entry_and_named(balanced, tmp_path):
     """The manifests are untrusted: an unload dated past any calendar or with a number for a bundle, and a section
     that is not an object, are left out and named in the notes; the well-formed unloads are the truth."""
-    from lb_pipeline.simulation.landing import generator_events
+    from lb_pipeline.simulation.landing_events import generator_events
 
     _, dirs, *_ = balanced
     copies = []

@@ -11,7 +11,7 @@ import pytest
 
 from lb_pipeline.cli import main
 from lb_pipeline.snapshots import layout
-from lb_pipeline.simulation.landing import log_events
+from lb_pipeline.simulation.landing_events import log_events
 from lb_pipeline.simulation.real_validation import logged, match, score, validate_simulation
 from lb_pipeline.simulation.real_validation_text import render_text
 

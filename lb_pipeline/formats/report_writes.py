@@ -43,28 +43,28 @@ def parse_report_writes(lines: list[str]) -> tuple[list[Row], list[Problem]]:
     one write: a ``zxid`` on more than one line refuses each of them (the store never writes one twice, and which
     copy is the write cannot be told; a copy that listed no bundle beside one that listed some had escaped the
     (transaction, position) rule, and the write was replayed twice)."""
-    problems, parsed = [], []
+    problems, parsed = [], []  # problems as (line, Problem), to be given in line order
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             parsed.append((number, _write(line, number)))
         except v.FileProblem as exc:
-            problems.append(Problem(f"line {number}", exc.problem.reason))
+            problems.append((number, Problem(f"line {number}", exc.problem.reason)))
         except RowProblem as exc:
-            problems.append(Problem(f"line {number}: {exc.problem.field}", exc.problem.reason))
+            problems.append((number, Problem(f"line {number}: {exc.problem.field}", exc.problem.reason)))
     on: dict[int, list[int]] = {}
     for number, got in parsed:
         on.setdefault(got[0]["zxid"], []).append(number)
     rows = []
     for number, got in parsed:
         if len(lines_of := on[got[0]["zxid"]]) > 1:
-            problems.append(Problem(f"line {number}: zxid", f"transaction {got[0]['zxid']} is on lines "
-                                    f"{', '.join(map(str, lines_of))}: a write is one transaction, and which is it "
-                                    "cannot be told"))
+            problems.append((number, Problem(f"line {number}: zxid", f"transaction {got[0]['zxid']} is on lines "
+                                             f"{', '.join(map(str, lines_of))}: a write is one transaction, and "
+                                             "which is it cannot be told")))
         else:
             rows += got
-    return rows, sorted(problems, key=lambda p: int(p.field.split(":")[0].split()[1]))
+    return rows, [p for _, p in sorted(problems, key=lambda x: x[0])]
 
 
 def _write(line: str, number: int) -> list[Row]:

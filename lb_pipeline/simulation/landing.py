@@ -9,7 +9,7 @@ A file that does not parse is left out and named in the notes, as ingest would q
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -18,14 +18,15 @@ from lb_pipeline.errors import InputError, LbError
 from lb_pipeline.algorithms.splits.triggers import SplitLimits
 from lb_pipeline.formats.brokers import parse_bundle_data, parse_local_broker_data, parse_resource_quota
 from lb_pipeline.formats.cluster import isolation_policy_map, parse_manifest
-from lb_pipeline.formats.events import logged_by_snapshot, parse_lb_events
 from lb_pipeline.formats.topics import parse_topic_stats
 from lb_pipeline.model.at_start import Shot, leader_history
 from lb_pipeline.model.bundles import topic_hash
 from lb_pipeline.model.cluster_configs import ClusterConfigs
-from lb_pipeline.formats.values import FileProblem, load_json, max_file_bytes, parsed_whole
+from lb_pipeline.formats.values import FileProblem, load_json, parsed_whole
 from lb_pipeline.simulation.bundle_set import PROFILE_COLUMNS
 from lb_pipeline.simulation.history import NO_LOAD_REPORT
+from lb_pipeline.simulation.landing_events import log_events
+from lb_pipeline.simulation.landing_files import read_doc
 from lb_pipeline.simulation.leader_averages import with_replayed
 from lb_pipeline.simulation.policies import Policies
 from lb_pipeline.snapshots import layout
@@ -100,65 +101,6 @@ def read_history(landing: str | Path, day: str, cluster: str | None = None, prof
     return cluster, pd.DataFrame(brokers), bundles, config, notes, policies, topics, configs
 
 
-def log_events(dirs: list[Path], notes: list[str] | None = None) -> tuple[list[dict], int]:
-    """(the load-manager events the snapshots' logs hold, as ``bronze/lb_events`` rows; log lines read). A log that
-    is a link, not a regular file or too large is left out, and a line its snapshot cannot hold
-    (``events.logged_by_snapshot``), as ingest quarantines them; each is named in ``notes``."""
-    notes = [] if notes is None else notes
-    rows, lines = [], 0
-    for d in dirs:
-        root = d.parent.parent.resolve()  # the landing folder: <landing>/<cluster>/<snapshot>
-        try:
-            taken = int(datetime.strptime(d.name, layout.TS_FORMAT).replace(tzinfo=timezone.utc).timestamp() * 1000)
-        except ValueError:
-            continue  # read_history says so
-        for log in sorted((d / layout.LOGS).glob("*.log")):
-            if refused := _refused(log, root):
-                notes.append(f"{log}: {refused}; left out")
-                continue
-            text = log.read_bytes().decode("utf-8", errors="replace").splitlines()
-            lines += len(text)
-            for r in parse_lb_events(text, layout.broker_from_file_stem(log.stem))[0]:
-                if logged_by_snapshot(int(r["event_ts"].timestamp() * 1000), taken):
-                    rows.append(r)
-                else:
-                    notes.append(f"{log}: line {r['line']}: logged_by_snapshot: dated {r['event_ts']:%Y-%m-%dT%H:%M:%S}Z, "
-                                 "which its snapshot cannot hold; left out")
-    return rows, lines
-
-
-_YEAR_10000_MS = 253_402_300_800_000
-
-
-def generator_events(landing: str | Path, dirs: list[Path], notes: list[str]) -> list[dict] | None:
-    """The unloads the generator's own leader made (``generate --balance``; the manifests' ``generator`` section),
-    as ``bronze/lb_events`` rows: each dated a millisecond after the snapshot it decided on (its cycle ran on that
-    snapshot's reports; the next snapshot shows the move). None where no snapshot says the generator balanced it.
-    An entry that is not a well-formed unload is left out and named."""
-    root, rows, balanced = Path(landing).resolve(), [], False
-    for d in dirs:
-        doc = _read(d / layout.MANIFEST, root, [])  # read_history names a manifest it could not read
-        generator = doc.get("generator") if isinstance(doc, dict) else None
-        if not isinstance(generator, dict):
-            continue
-        made = [e for e in generator.get("events") or [] if isinstance(e, dict) and e.get("type") == "unload"]
-        balanced |= isinstance(generator.get("balance"), str) or bool(made)  # older days: their unloads say so
-        for e in made:
-            fields = (e.get("decided_at"), e.get("bundle"), e.get("broker"), e.get("destination"))
-            try:
-                if not (type(fields[0]) is int and 0 <= fields[0] < _YEAR_10000_MS
-                        and all(isinstance(f, str) for f in fields[1:])):
-                    raise ValueError
-                when = pd.Timestamp(fields[0] + 1, unit="ms", tz="UTC")
-            except (ValueError, OverflowError):
-                notes.append(f"{d / layout.MANIFEST}: generator.events: expected an unload with decided_at (epoch "
-                             "ms), bundle, broker and destination; left out")
-                continue
-            rows.append({"event_ts": when, "kind": "unload", "bundle": fields[1], "from_broker": fields[2],
-                         "to_broker": fields[3]})
-    return rows if balanced else None
-
-
 def read_leader(landing: str | Path, day: str, cluster: str | None, notes: list[str],
                 bundles: pd.DataFrame | None = None):
     """(the leader's stored ``BundleData`` rows, the brokers' logged events or None without logs, when each
@@ -195,7 +137,7 @@ def _bundle_files(base: Path, root: Path, parse, notes: list[str]) -> list[dict]
     """The rows ``parse`` makes of each ``<tenant>/<namespace>/<range>.json`` under ``base`` (named by the bundle)."""
     rows = []
     for f in sorted(base.glob("*/*/*.json")):
-        doc = _read(f, root, notes)
+        doc = read_doc(f, root, notes)
         if doc is None:
             continue
         name = layout.name_of(str(f.relative_to(base))[: -len(".json")])
@@ -219,7 +161,7 @@ def read_bundle_data(landing: str | Path, dirs: list[Path], notes: list[str]) ->
             ts = pd.Timestamp(datetime.strptime(d.name, layout.TS_FORMAT), tz="UTC")
         except ValueError:
             continue  # read_history says so
-        manifest = _read(d / layout.MANIFEST, root, [])
+        manifest = read_doc(d / layout.MANIFEST, root, [])
         try:
             got, _ = parse_manifest(manifest) if manifest is not None else ([], [])
         except FileProblem:
@@ -291,7 +233,7 @@ def _listed_brokers(d: Path) -> set[str] | None:
 def _parsed(parse, path: Path, root: Path, notes: list[str]):
     """``parse(document, broker)`` of a broker's file, or None when nothing of it is usable (named in the notes, as
     ingest quarantines the whole file: unreadable, or an array where Pulsar writes an object)."""
-    doc = _read(path, root, notes)
+    doc = read_doc(path, root, notes)
     if doc is None:
         return None
     try:
@@ -301,42 +243,18 @@ def _parsed(parse, path: Path, root: Path, notes: list[str]):
         return None
 
 
-def _read(path: Path, root: Path, notes: list[str]):
-    if not path.exists():
-        return None
-    refused = _refused(path, root)
-    try:
-        if refused:
-            raise FileProblem("(file)", refused)
-        return load_json(path.read_bytes())
-    except FileProblem as exc:
-        notes.append(f"{path}: {exc}; left out")
-        return None
-
-
 def _policies(d: Path, root: Path, notes: list[str]) -> tuple[dict, dict, dict]:
     """(namespace → anti-affinity group, broker → failure domain, isolation policies) of one snapshot."""
     groups = {}
     for f in layout.namespace_files(d):
-        doc = _read(f, root, notes)
+        doc = read_doc(f, root, notes)
         if isinstance(doc, dict) and isinstance(doc.get("antiAffinityGroup"), str):
             groups[str(f.relative_to(d / "namespaces"))[: -len(".json")]] = doc["antiAffinityGroup"]
     domains = {}
-    for domain, v in (_read(d / layout.FAILURE_DOMAINS, root, notes) or {}).items():
+    for domain, v in (read_doc(d / layout.FAILURE_DOMAINS, root, notes) or {}).items():
         for b in (v or {}).get("brokers", []) if isinstance(v, dict) else []:
             domains[b] = domain
     path = d / layout.ISOLATION_POLICIES
-    isolation, problems = isolation_policy_map(_read(path, root, notes) or {})
+    isolation, problems = isolation_policy_map(read_doc(path, root, notes) or {})
     notes += [f"{path}: {p.field}: {p.reason}; left out" for p in problems]
     return groups, domains, isolation
-
-
-def _refused(path: Path, root: Path) -> str | None:
-    """The landing folder is a boundary: no links out of it, no devices, nothing larger than LB_MAX_FILE_BYTES."""
-    if path.is_symlink() or not path.resolve().is_relative_to(root):
-        return "a link (only regular files inside the landing folder are read)"
-    if not path.is_file():
-        return "not a regular file"
-    if path.stat().st_size > max_file_bytes():
-        return f"larger than {max_file_bytes():,} bytes (LB_MAX_FILE_BYTES)"
-    return None

@@ -18,6 +18,7 @@ import pandas as pd
 
 from lb_pipeline.formats.report_writes import parse_report_writes, written_by_snapshot
 from lb_pipeline.simulation.arrivals import COLUMNS as ARRIVAL_COLUMNS, Arrival, first_listings
+from lb_pipeline.simulation.landing_files import refused
 from lb_pipeline.simulation.leader_averages import COLUMNS
 from lb_pipeline.simulation.written_replay import replay
 from lb_pipeline.snapshots import layout
@@ -90,8 +91,6 @@ def _row_rules(rows: list[dict], notes: list[str]) -> list[dict]:
 
 def _writes(d: Path, root: Path, cluster: str, notes: list[str]) -> list[dict]:
     """The rows ingest lands of one snapshot's report writes (none without the file)."""
-    from lb_pipeline.simulation.landing import _refused
-
     path = d / layout.REPORT_WRITES
     if not path.exists():
         return []
@@ -99,8 +98,8 @@ def _writes(d: Path, root: Path, cluster: str, notes: list[str]) -> list[dict]:
         ts = pd.Timestamp(datetime.strptime(d.name, layout.TS_FORMAT), tz="UTC")
     except ValueError:
         return []  # read_history says so
-    if refused := _refused(path, root):
-        notes.append(f"{path}: {refused}; left out")
+    if why := refused(path, root):
+        notes.append(f"{path}: {why}; left out")
         return []
     try:
         text = path.read_bytes().decode("utf-8")

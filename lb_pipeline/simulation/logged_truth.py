@@ -86,8 +86,9 @@ def match(simulated: list[tuple[int, str, str, str]], truth: list[tuple[int, str
     span."""
     found = pairs(simulated, truth, window_ms)
     hits, same_place = len(found), sum(simulated[k][3] == truth[j][3] for j, k in found)
-    alone = ([u[0] for j, u in enumerate(truth) if j not in {j for j, _ in found}]
-             + [u[0] for k, u in enumerate(simulated) if k not in {k for _, k in found}])
+    hit_log, hit_sim = {j for j, _ in found}, {k for _, k in found}
+    alone = ([u[0] for j, u in enumerate(truth) if j not in hit_log]
+             + [u[0] for k, u in enumerate(simulated) if k not in hit_sim])
     return {"logged_unloads": len(truth), "simulated_unloads": len(simulated), "matched_unloads": hits,
             "destinations_agree": same_place,
             # where the loop first parted from the record: the earliest unload made on one side only (None: never)

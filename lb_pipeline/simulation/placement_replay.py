@@ -29,7 +29,7 @@ from lb_pipeline.formats.values import FileProblem, load_json
 from lb_pipeline.algorithms.shedding.driver import MODULAR_STRATEGIES
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import ModularShedding
-from lb_pipeline.simulation.landing import _refused
+from lb_pipeline.simulation.landing_files import refused
 from lb_pipeline.simulation.logged_truth import ts_ms
 from lb_pipeline.snapshots import layout
 from lb_pipeline.snapshots.load import load_snapshot
@@ -63,7 +63,7 @@ def _usages(dirs: list[Path], root: Path) -> dict[tuple[str, int], dict]:
     out = {}
     for d in dirs:
         path = d / layout.REPORT_WRITES
-        if not path.exists() or _refused(path, root):
+        if not path.exists() or refused(path, root):
             continue
         for line in path.read_bytes().splitlines():
             try:

@@ -41,7 +41,8 @@ from lb_pipeline.simulation.engine import Simulation, cycle_minutes
 from lb_pipeline.simulation.history import build_history
 from lb_pipeline.simulation.orphan_placements import placements
 from lb_pipeline.simulation.placement_replay import replay_placements
-from lb_pipeline.simulation.landing import generator_events, read_history, read_leader, snapshot_dirs
+from lb_pipeline.simulation.landing import read_history, read_leader, snapshot_dirs
+from lb_pipeline.simulation.landing_events import generator_events
 from lb_pipeline.simulation.landing_writes import arrivals_of, read_writes
 from lb_pipeline.simulation.leader_averages import LeaderAverages, leader_averages, stored_every
 from lb_pipeline.simulation.load_model import LoadModel, fit_load_model
