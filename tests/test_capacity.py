@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from lb_pipeline.model.config import PulsarConfig
-from lb_pipeline.planning.forecast import forecast
+from lb_pipeline.planning.forecast import Reach, forecast
 from lb_pipeline.planning.headroom import losses, survive
 from lb_pipeline.transforms import capacity
 
@@ -106,6 +106,58 @@ def test_the_band_holds_about_nine_of_ten_next_week_peaks_when_whole_days_vary()
         inside += int(((np.array(f.low[:7]) <= peaks) & (peaks <= np.array(f.high[:7]))).sum())
         total += 7
     assert 0.8 <= inside / total <= 0.97
+
+
+def _hopping(days: int, hot_every: int | None) -> pd.DataFrame:
+    """Three brokers at about 30 % each night; with ``hot_every``, a hot bundle (60 points) sits on broker-0 or
+    broker-1 in turn (``hot_every`` nights each) and broker-2 never gets it."""
+    rows = []
+    for d in range(days):
+        for h in range(0, 24, 6):
+            t = START + timedelta(days=d, hours=h)
+            for b in range(3):
+                hot = hot_every is not None and b == (d // hot_every) % 2
+                pct = 30.0 + 0.2 * d + (60.0 if hot else 0.0) + (b - 1) * 0.5
+                rows.append({"cluster": "c", "snapshot_ts": t.replace(tzinfo=None),
+                             "snapshot_date": t.date().isoformat(), "broker": f"broker-{b}", "max_usage": pct,
+                             "domain": f"zone-{b}", **{p: pct for p, _ in capacity.RESOURCES.values()},
+                             **{lim: 100.0 for _, lim in capacity.RESOURCES.values()}})
+    return pd.DataFrame(rows)
+
+
+def test_a_brokers_band_reaches_the_peaks_its_peers_had_when_load_hops_between_them():
+    """Where the balancer moves a hot bundle between brokers, a broker's own smooth history says nothing of the
+    night it gets the bundle: its band (and its failure domain's) reaches the peaks the others had over the last
+    nights, clipped to what usage can be, and the row says so. Heap does not move with bundles; the cluster's band,
+    whose load stays in it, is its own."""
+    out = capacity.forecast_cluster(_hopping(10, hot_every=3), "2026-01-14", 85.0)
+    row = lambda scope, subject, r="max_usage": out[(out.scope == scope) & (out.subject == subject)  # noqa: E731
+                                                   & (out.resource == r)].iloc[0]
+    quiet = row("broker", "broker-2")
+    assert max(quiet.daily_peaks) < 35 and min(quiet.forecast_high) >= 88
+    assert quiet.days_until_threshold > 200 and quiet.days_until_threshold_earliest == 1  # its own trend: slow
+    assert min(quiet.forecast_low) >= 0 and max(quiet.forecast_high) <= 100
+    assert "band reaches -1/+60 points" in quiet.note and "brokers' daily peaks" in quiet.note
+    assert min(row("domain", "zone-2").forecast_high) >= 88 and "domains' daily peaks" in row("domain", "zone-2").note
+    heap = row("broker", "broker-2", "memory")
+    assert max(heap.forecast_high) < 60 and heap.note is None
+    assert row("cluster", "c").note is None
+
+
+def test_a_band_clipped_to_what_usage_can_be_still_holds_its_expected_peak():
+    _, day, hour, dow, value = _series(6, level=30.0, trend=-5.0)  # falling towards 0 and past it
+    f = forecast(day, dow, value, threshold=85.0, reach=Reach(below=-20.0, above=70.0, top=100.0))
+    assert f.reached and min(f.low) >= 0.0 and max(f.high) <= 100.0 and f.expected[-1] == 0.0  # not below nothing
+    assert all(lo <= e <= hi for lo, e, hi in zip(f.low, f.expected, f.high))
+
+
+def test_brokers_whose_peaks_stay_together_keep_a_narrow_band():
+    out = capacity.forecast_cluster(_hopping(10, hot_every=None), "2026-01-14", 85.0)
+    brokers = out[(out.scope == "broker") & (out.resource == "max_usage")]
+    assert len(brokers) == 3
+    for _, b in brokers.iterrows():
+        assert b.forecast_high[0] - b.forecast_low[0] < 10 and b.days_until_threshold_earliest > 200
+        assert b.note is None
 
 
 def test_too_little_history_is_said_rather_than_extrapolated():

@@ -26,12 +26,16 @@ def test_nights_after_a_broker_was_added_or_removed_are_scored_apart(scored):
     assert not first.loc[first["night"] >= "2026-01-19", "same_brokers"].any()
 
 
-def test_the_band_holds_most_outcomes_of_brokers_and_of_the_cluster(scored):
-    """A broker's daily peak jumps with the bundles the balancer moves; the band, widened by what the series' own
-    past forecasts missed, held 74 % of them here (the fit of every sample as independent points, 41 %) and 73 %
-    of the cluster's (53 %); with the same brokers as when forecast, 83 % and 77 %."""
+def test_the_band_holds_about_nine_of_ten_outcomes_of_brokers_and_domains(scored):
+    """A broker's daily peak jumps with the bundles the balancer moves. Widened by what the series' own past
+    forecasts missed, the band held 67-74 % of broker outcomes; reaching the peaks the other brokers (domains) had
+    over the last nights too, it holds 97 % of them here and 98 % of the domains' (0.91 and 0.96 over docs/capacity.md's
+    three 24-snapshot histories). The cluster's band is its own (73 % here: the nights after a broker is added or
+    removed are a cluster its history did not show)."""
     c = coverage(scored).set_index(["scope", "brokers"])
-    assert c.loc[("broker", "all nights"), "inside"] >= 0.7
+    assert c.loc[("broker", "all nights"), "inside"] >= 0.85
+    assert c.loc[("domain", "all nights"), "inside"] >= 0.85
     assert c.loc[("cluster", "all nights"), "inside"] >= 0.7
-    assert c.loc[("broker", "same brokers"), "inside"] >= 0.8
-    assert c.loc[("broker", "all nights"), "median_width"] < 100  # wide where peaks jump, not everything
+    assert c.loc[("cluster", "all nights"), "median_width"] < 40  # the cluster's band stays its own
+    broker = scored[scored["scope"] == "broker"]
+    assert (broker["low"] >= 0).all() and (broker["high"] <= max(100.0, broker["actual"].max()) + 1e-9).all()

@@ -100,6 +100,30 @@ def test_capacity_shows_a_forecast_chart_per_domain_with_enough_nights_and_says_
     assert "Not enough history" in thin and "capacity-chart" not in thin and 'data-testid="loss-table"' in thin
 
 
+def test_a_band_widened_to_the_peers_reach_is_said_under_the_chart_and_the_brokers_table():
+    from lb_pipeline.report.planning import capacity_context
+    from lb_pipeline.transforms.capacity import _COLUMNS
+
+    class Row(dict):
+        def asDict(self, recursive=False):
+            return dict(self)
+
+    head = {**dict.fromkeys(_COLUMNS), **{k: v for k, v in _capacity(10)["headline"].items() if k in _COLUMNS},
+            "scope": "cluster", "subject": "c", "resource": "max_usage"}
+    note = "band reaches -20/+45 points, how far the other domains' daily peaks stood from this one's"
+    rows = [head, {**head, "scope": "domain", "subject": "zone-a", "note": note},
+            {**head, "scope": "broker", "subject": "b1", "note": "band reaches -1/+60 points"},
+            {**head, "scope": "broker", "subject": "b2"}]
+    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(r) for r in rows]})())
+    assert cap["reached"] == 1
+    section = render_nightly(_context(capacity=cap)).split('data-testid="capacity"')[1].split("</section>")[0]
+    assert f"zone-a ({note})</figcaption>" in section.replace("&#39;", "'")
+    said = section.split('data-testid="broker-band-note">')[1].split("</p>")[0]
+    assert said.startswith("1 of these brokers' 5–95 % bands") and "last 7 nights" in said
+    plain = render_nightly(_context(capacity=_capacity(10)))
+    assert "broker-band-note" not in plain and "band reaches" not in plain
+
+
 def test_a_one_broker_cluster_is_told_it_survives_no_loss_instead_of_an_empty_loss_table():
     one = {**_capacity(1), "losses": [], "add_now": 0, "add_later": 0}
     html = render_nightly(_context(capacity=one, broker_count=1, snapshot_count=1))

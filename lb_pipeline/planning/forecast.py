@@ -11,6 +11,12 @@ forecast the days after, and the band is widened until 90 % of those past outcom
 peaks jump (a broker whose bundles the balancer moves) gets the wide band its history earned, not the narrow one
 of a smooth trend (``benchmarks/backtest_forecast.py`` scores the band on a 14-night history).
 
+A broker's (or a failure domain's) peak also follows the bundles the balancer moves onto it or off it, which its own
+history need not show: given its peers' ``Reach`` (how far above and below it the cluster's other brokers', or
+domains', daily peaks stood on the same nights), the band reaches at least that far from its expected peak, since
+the load one of them carried can land on this one (or leave it); such a band, and its expected peak, are clipped to
+what usage can be (0 up to the highest peak seen, at least 100 %).
+
 ``days_until`` says when the expected peak, and the 5 %/95 % bands, first reach the threshold
 (``loadBalancerBrokerOverloadedThresholdPercentage`` for brokers): the earliest date to plan for, the likely one
 and the latest.
@@ -29,6 +35,7 @@ MIN_DAYS = 3  # a trend needs at least three days (two points always fit a line 
 WEEKLY_MIN_DAYS = 14  # two of each weekday before a day-of-week effect is believed
 HORIZON_DAYS = 365
 CHART_DAYS = 30
+PEER_NIGHTS = 7  # the nights whose daily peaks of the other brokers (domains) a broker's (domain's) band reaches
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,29 @@ class Forecast:
     expected: list[float] = field(default_factory=list)  # forecast peak for the next CHART_DAYS days
     low: list[float] = field(default_factory=list)
     high: list[float] = field(default_factory=list)
+    reached: bool = False  # the band was widened to the peers' reach
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where load the balancer moves can take a series: how far below and above it its peers' daily peaks were on
+    the same nights (the 5th and 95th percentiles of the differences, in points: ``below`` ≤ 0 ≤ ``above``), and the
+    highest of those peaks (``top``)."""
+    below: float
+    above: float
+    top: float
+
+    @classmethod
+    def of(cls, own, peers) -> Reach | None:
+        """``own``: the series' daily peaks on some nights; ``peers``: the peers' on the same nights (a row per
+        peer, NaN where a peer has none)."""
+        own, peers = np.asarray(own, float), np.asarray(peers, float).reshape(-1, len(own))
+        offsets = (peers - own).ravel()
+        offsets = offsets[np.isfinite(offsets)]
+        if not len(offsets):
+            return None
+        return cls(min(0.0, float(np.quantile(offsets, 0.05))), max(0.0, float(np.quantile(offsets, 0.95))),
+                   float(np.nanmax(peers)))
 
 
 # Student's t, one-sided 95 %, by degrees of freedom (beyond the table: the normal's 1.645 and a 1/dof term)
@@ -129,9 +159,9 @@ def _peaks(day, dow, value) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
 
 
 def forecast(day: np.ndarray, dow: np.ndarray, value: np.ndarray, threshold: float,
-             horizon: int = HORIZON_DAYS) -> Forecast:
+             horizon: int = HORIZON_DAYS, reach: Reach | None = None) -> Forecast:
     """``day``: whole days since the window's first (0, 1, …) of each sample; ``dow`` its weekday (0 = Monday);
-    ``value`` the usage, in the threshold's unit."""
+    ``value`` the usage, in the threshold's unit; ``reach``: the peers' (see the module's docstring)."""
     days, peaks, weekdays, samples = _peaks(day, dow, value)
     if not samples:
         return Forecast("not enough history", "none", 0, 0, float("nan"), float("nan"))
@@ -148,6 +178,14 @@ def forecast(day: np.ndarray, dow: np.ndarray, value: np.ndarray, threshold: flo
     expected, half = fit.at(ahead.astype(float), (last_dow + ahead - last) % 7 >= 5)
     half = half * _widening(_past_scores(x, peaks, we))
     high, low = expected + half, expected - half
+    reached = False
+    if reach is not None:  # as far from its expected peak as the peers stood from it, carried along its trend
+        widened_low, widened_high = np.minimum(low, expected + reach.below), np.maximum(high, expected + reach.above)
+        shown = slice(0, CHART_DAYS)  # widened by more than a point where the forecast is read
+        reached = bool((low[shown] - widened_low[shown] > 1.0).any() or (widened_high[shown] - high[shown] > 1.0).any())
+        top = max(100.0, reach.top, float(peaks.max()))
+        expected = np.clip(expected, 0.0, top)
+        low, high = np.clip(widened_low, 0.0, top), np.clip(widened_high, 0.0, top)
 
     def first(series: np.ndarray) -> int | None:
         hit = np.flatnonzero(series >= threshold)
@@ -157,4 +195,4 @@ def forecast(day: np.ndarray, dow: np.ndarray, value: np.ndarray, threshold: flo
     return Forecast(status, "trend of daily peaks + weekend" if weekly else "trend of daily peaks", **base,
                     trend_per_day=fit.slope, days_until=first(expected), days_until_earliest=first(high),
                     days_until_latest=first(low), expected=expected[:CHART_DAYS].tolist(),
-                    low=low[:CHART_DAYS].tolist(), high=high[:CHART_DAYS].tolist())
+                    low=low[:CHART_DAYS].tolist(), high=high[:CHART_DAYS].tolist(), reached=reached)

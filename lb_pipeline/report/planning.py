@@ -56,7 +56,8 @@ def capacity_context(df) -> dict | None:
     return {"headline": headline, "cluster": cluster, "domains": domains, "soonest": soonest, "losses": losses,
             "add_now": add_now, "add_later": add_later, "unsizable": unsizable, "unsizable_why": why,
             "loss_note": loss_note, "by_bundle": BY_BUNDLE, "namespaces": namespaces, "nights": nights,
-            "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend}
+            "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend,
+            "reached": sum(1 for r in soonest if r.get("note"))}  # bands widened to the peers' reach
 
 
 def findings_context(df) -> list[dict]:

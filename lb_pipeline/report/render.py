@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 
 from lb_pipeline import __version__
 from lb_pipeline.model.names import visible
+from lb_pipeline.planning.forecast import PEER_NIGHTS
 
 BROKER_ROWS_SHOWN = 25  # the broker table's hottest rows; the rest fold (a 1,000-broker table is not read)
 
@@ -70,11 +71,13 @@ def render_nightly(context: dict) -> str:
                                         for r in sim["runs"] if r["simulated"]], "Spread against churn per run (red: the Pareto front)",
                                        "spread (mean std of weighted max usage, unpinned brokers)", "client reconnections") if sim else ""
     cap = context.get("capacity")
-    charts["capacity_svgs"] = [(r["subject"], svg.forecast(r["daily_peaks"] or [], r["forecast"] or [], r["forecast_low"] or [],
+    charts["capacity_svgs"] = [(r["subject"] + (f" ({r['note']})" if r.get("scope") == "domain" and r.get("note") else ""),
+                                svg.forecast(r["daily_peaks"] or [], r["forecast"] or [], r["forecast_low"] or [],
                                                            r["forecast_high"] or [], r["threshold"],
                                                            f"Daily peak max usage of {r['subject']} and its forecast"))
                                for r in ([cap["headline"]] + cap["domains"] if cap and cap["enough"] else [])]
     return environment().get_template("nightly.html.j2").render(version=__version__, broker_rows_shown=BROKER_ROWS_SHOWN,
+                                                                peer_nights=PEER_NIGHTS,
                                                                 **context, **charts)
 
 

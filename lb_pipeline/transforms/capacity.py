@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
-from lb_pipeline.planning.forecast import HORIZON_DAYS, Forecast, forecast
+from lb_pipeline.planning.forecast import HORIZON_DAYS, PEER_NIGHTS, Forecast, Reach, forecast
 from lb_pipeline.planning import bundle_loss
 from lb_pipeline.planning.headroom import losses, scenarios
 
@@ -29,6 +29,7 @@ RESOURCES = {"cpu": ("cpu_pct", "cpu_limit"), "memory": ("memory_pct", "memory_l
              "bandwidth_in": ("bandwidth_in_pct", "bandwidth_in_limit"),
              "bandwidth_out": ("bandwidth_out_pct", "bandwidth_out_limit")}
 MAX_USAGE = "max_usage"  # the unweighted max usage OverloadShedder compares with the threshold
+MOVES_WITH_BUNDLES = {MAX_USAGE, "cpu", "direct_memory", "bandwidth_in", "bandwidth_out"}  # not the JVM's heap
 SCHEMA = (
     "cluster string, snapshot_date string, scope string, subject string, resource string, status string, "
     "method string, history_days int, samples int, current_peak double, p95_daily_peak double, "
@@ -68,8 +69,8 @@ def _row(cluster, day, scope, subject, resource, threshold, f: Forecast | None =
     return row
 
 
-def _series(pdf: pd.DataFrame, value: pd.Series, threshold: float) -> Forecast:
-    return forecast(pdf["day_index"].to_numpy(), pdf["dow"].to_numpy(), value.to_numpy(), threshold)
+def _series(pdf: pd.DataFrame, value: pd.Series, threshold: float, reach: Reach | None = None) -> Forecast:
+    return forecast(pdf["day_index"].to_numpy(), pdf["dow"].to_numpy(), value.to_numpy(), threshold, reach=reach)
 
 
 def _pooled(g: pd.DataFrame, resource: str, now: set) -> pd.Series:
@@ -83,6 +84,25 @@ def _pooled(g: pd.DataFrame, resource: str, now: set) -> pd.Series:
     last = g[g["snapshot_ts"] == g["snapshot_ts"].max()]
     cap = float(last[lim].sum())
     return (load / cap if cap > 0 else load * np.nan).rename(resource)
+
+
+def _nightly_peaks(series: dict, days: pd.Series) -> pd.DataFrame:
+    """Per subject (column), its daily peaks over the window's last ``PEER_NIGHTS`` nights (``days``: the snapshot
+    date of each time stamp)."""
+    last = sorted(days.unique())[-PEER_NIGHTS:]
+    return pd.DataFrame({k: s.groupby(days.reindex(s.index).to_numpy()).max().reindex(last) for k, s in series.items()},
+                        index=last)
+
+
+def _reach(peaks: pd.DataFrame, subject) -> Reach | None:
+    """The peers' reach of one subject (``planning.forecast.Reach``) from ``_nightly_peaks``."""
+    own = peaks[subject].to_numpy(float)
+    return Reach.of(own, peaks.drop(columns=[subject]).to_numpy(float).T) if peaks.shape[1] > 1 else None
+
+
+def reach_note(scope: str, reach: Reach) -> str:
+    return (f"band reaches {reach.below:+.0f}/{reach.above:+.0f} points, how far the other {scope}s' daily peaks "
+            f"stood from this one's over the last {PEER_NIGHTS} nights: load the balancer moves can land here or leave")
 
 
 def capacity_events(g: pd.DataFrame) -> str | None:
@@ -118,20 +138,32 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
     pdf = pdf.assign(day_index=(ts.dt.normalize() - first).dt.days, dow=ts.dt.dayofweek)
     rows, resources = [], [MAX_USAGE, *RESOURCES]
     tonight = set(pdf.loc[pdf["snapshot_date"] == pdf["snapshot_date"].max(), "broker"])
-    for broker, g in pdf.sort_values("snapshot_ts").groupby("broker", sort=True):
-        if broker not in tonight:  # removed before the last night: no forecast for a broker that is gone
-            continue
-        for r in resources:
-            rows.append(_row(cluster, day, "broker", broker, r, threshold, _series(g, g[r if r == MAX_USAGE else RESOURCES[r][0]], threshold)))
+    dates = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")["snapshot_date"]
+    brokers = [(b, g.set_index("snapshot_ts")) for b, g in pdf.sort_values("snapshot_ts").groupby("broker", sort=True)]
+    for r in resources:
+        column = r if r == MAX_USAGE else RESOURCES[r][0]
+        peaks = _nightly_peaks({b: g[column] for b, g in brokers}, dates) if r in MOVES_WITH_BUNDLES else None
+        for broker, g in brokers:
+            if broker not in tonight:  # removed before the last night: no forecast for a broker that is gone
+                continue
+            reach = _reach(peaks, broker) if peaks is not None else None
+            f = _series(g, g[column], threshold, reach)
+            rows.append(_row(cluster, day, "broker", broker, r, threshold, f,
+                             note=reach_note("broker", reach) if f.reached else None))
     times = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")[["day_index", "dow"]]
-    groups = [("cluster", cluster, pdf)] + [("domain", d, g) for d, g in pdf.groupby("domain", sort=True)]
+    domains = [(d, g, set(g.loc[g["snapshot_ts"] == g["snapshot_ts"].max(), "broker"]))
+               for d, g in pdf.groupby("domain", sort=True)]
     growth = {}
-    for scope, subject, g in groups:
-        now, note = set(g.loc[g["snapshot_ts"] == g["snapshot_ts"].max(), "broker"]), capacity_events(g)
-        for r in resources:
-            series = _pooled(g, r, now).dropna()
-            f = _series(times.loc[series.index], series, threshold)
-            rows.append(_row(cluster, day, scope, subject, r, threshold, f, note=note))
+    for r in resources:
+        pooled = {d: _pooled(g, r, now).dropna() for d, g, now in domains}
+        peaks = _nightly_peaks(pooled, dates) if len(domains) > 1 and r in MOVES_WITH_BUNDLES else None
+        now = set(pdf.loc[pdf["snapshot_ts"] == pdf["snapshot_ts"].max(), "broker"])
+        groups = [("cluster", cluster, pdf, _pooled(pdf, r, now).dropna(), None)] + \
+            [("domain", d, g, pooled[d], _reach(peaks, d) if peaks is not None else None) for d, g, _ in domains]
+        for scope, subject, g, series, peers in groups:
+            f = _series(times.loc[series.index], series, threshold, peers)
+            note = "; ".join(n for n in (capacity_events(g), reach_note(scope, peers) if f.reached else None) if n)
+            rows.append(_row(cluster, day, scope, subject, r, threshold, f, note=note or None))
             if scope == "cluster" and f.status != "not enough history" and f.current_peak > 0:
                 growth[r] = max(f.expected[-1] / f.current_peak, 0.0)
     rows += _loss_rows(pdf, cluster, day, threshold, growth, bundles, models)
