@@ -267,3 +267,18 @@ def test_a_broker_removed_before_the_last_night_gets_no_forecast_and_the_cluster
     assert set(out[out.scope == "broker"].subject) == {"broker-0"}
     cpu = out[(out.scope == "cluster") & (out.resource == "cpu")].iloc[0]
     assert "1 removed (broker-1)" in cpu.note and cpu.current_peak == pytest.approx(120.0)
+
+
+def test_losses_of_brokers_sharing_a_host_are_marked_as_no_capacity_advice():
+    """Brokers on one host each report the host's CPU and NIC: a loss sized from their reports counts one machine
+    once per broker on it."""
+    pdf = _inputs(5)
+    one_host = pdf.assign(broker=pdf["broker"].map({"broker-0": "10.0.0.1:8080", "broker-1": "10.0.0.1:8081",
+                                                    "broker-2": "10.0.0.2:8080"}))
+    shared = capacity.forecast_cluster(one_host, pdf.snapshot_date.max(), 85.0)
+    losses = shared[shared.scope == "loss"]
+    assert len(losses) and losses.note.str.contains(
+        "not capacity advice: 10.0.0.1:8080, 10.0.0.1:8081 share 10.0.0.1 and each reports the host's usage").all()
+    apart = capacity.forecast_cluster(pdf, pdf.snapshot_date.max(), 85.0)
+    assert not apart.note.fillna("").str.contains("capacity advice").any()
+

@@ -57,6 +57,8 @@ def test_the_report_says_how_far_to_trust_the_night(real_run):
     html = (reports / CLUSTER / f"{DAY}.html").read_text()
     text = re.sub(r"<[^>]+>", " ", html)
     assert "run on one host (127.0.0.1)" in text  # both brokers report the host's CPU
+    # so no capacity advice is drawn from their reports
+    assert "No loss headroom and no brokers to add from these figures" in text and "loss-table" not in html
     assert "bundle averages (BundleData) were not collected" in text
     assert re.search(r"Replay of UniformLoadShedder .* precision \d+\.\d%, recall \d+\.\d%", " ".join(text.split()))
     # the collector lost the two namespaces that hold the group: the audit says it is blind to them

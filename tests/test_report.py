@@ -124,6 +124,32 @@ def test_a_band_widened_to_the_peers_reach_is_said_under_the_chart_and_the_broke
     assert "broker-band-note" not in plain and "band reaches" not in plain
 
 
+def test_brokers_sharing_a_host_get_no_loss_verdict_and_no_brokers_to_add():
+    from lb_pipeline.report.planning import capacity_context
+    from lb_pipeline.transforms.capacity import _COLUMNS
+
+    class Row(dict):
+        def asDict(self, recursive=False):
+            return dict(self)
+
+    head = {**dict.fromkeys(_COLUMNS), **{k: v for k, v in _capacity(10)["headline"].items() if k in _COLUMNS},
+            "scope": "cluster", "subject": "c", "resource": "max_usage"}
+    loss = {**dict.fromkeys(_COLUMNS), "scope": "loss", "subject": "largest broker", "resource": "cpu",
+            "lost_brokers": ["127.0.0.1:8081"], "usage_after_loss": 120.0, "headroom": -35.0, "threshold": 85.0,
+            "brokers_to_add": 3, "brokers_to_add_in_30_days": 4, "method": "x", "note": "n"}
+    brokers = [{**head, "scope": "broker", "subject": f"127.0.0.1:{p}"} for p in (8080, 8081)]
+    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(r) for r in [head, loss, *brokers]]})())
+    assert cap["add_now"] == cap["add_later"] == 0 and cap["losses"] == []
+    section = render_nightly(_context(capacity=cap)).split('data-testid="capacity"')[1].split("</section>")[0]
+    said = section.split('data-testid="no-capacity-advice">')[1].split("</p>")[0]
+    assert said.startswith("No loss headroom and no brokers to add from these figures: 127.0.0.1:8080, "
+                           "127.0.0.1:8081 on 127.0.0.1 share a host")
+    assert "loss-table" not in section and "loss-verdict" not in section and "Add 3" not in section
+    apart = [{**b, "subject": f"10.0.0.{k}:8080"} for k, b in enumerate(brokers)]
+    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(r) for r in [head, loss, *apart]]})())
+    assert cap["add_now"] == 3 and not cap["shared"]
+
+
 def test_a_one_broker_cluster_is_told_it_survives_no_loss_instead_of_an_empty_loss_table():
     one = {**_capacity(1), "losses": [], "add_now": 0, "add_later": 0}
     html = render_nightly(_context(capacity=one, broker_count=1, snapshot_count=1))

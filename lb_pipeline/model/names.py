@@ -90,6 +90,15 @@ _NOT_ASCII_TEXT = re.compile(r"[^\x20-\x7e]")
 _HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # controls, format (bidi, zero-width), lone surrogates, line separators
 
 
+def shared_hosts(brokers) -> dict[str, list[str]]:
+    """The hosts that run more than one of ``brokers`` (``host:port`` ids), each with its brokers, sorted: such
+    brokers report the host's CPU and NIC, not their own."""
+    by_host: dict[str, list[str]] = {}
+    for b in sorted(set(brokers)):
+        by_host.setdefault(b.rsplit(":", 1)[0], []).append(b)
+    return {h: on_it for h, on_it in sorted(by_host.items()) if len(on_it) > 1}
+
+
 def _escape(match: re.Match) -> str:
     c = match.group()
     if unicodedata.category(c) not in _HIDDEN:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from lb_pipeline.model.names import shared_hosts
 from lb_pipeline.planning.bundle_loss import METHOD as BY_BUNDLE, TOO_BIG
 from lb_pipeline.report.heat import natural_key
 
@@ -36,6 +37,12 @@ def capacity_context(df) -> dict | None:
                      key=lambda r: (r["days_until_threshold"] if r["days_until_threshold"] is not None else never,
                                     -(r["current_peak"] or 0), natural_key(r["subject"])))[:SOONEST]
     losses = sorted(by_scope.get("loss", []), key=lambda r: (r["subject"] != "largest broker", r["subject"], r["resource"]))
+    # brokers that share a host each report the host's CPU and NIC: their figures count one machine once per broker,
+    # and no loss or brokers to add is sized from them
+    shared = shared_hosts([r["subject"] for r in by_scope.get("broker", [])]
+                          + [b for r in losses for b in r["lost_brokers"] or []])
+    if shared:
+        losses = []
     add_now = max((r["brokers_to_add"] or 0 for r in losses), default=0)
     add_later = max((r["brokers_to_add_in_30_days"] or 0 for r in losses), default=0)
     # above the threshold after a loss with no number to add: a threshold of 0 or less, or no capacity reported
@@ -57,7 +64,8 @@ def capacity_context(df) -> dict | None:
             "add_now": add_now, "add_later": add_later, "unsizable": unsizable, "unsizable_why": why,
             "loss_note": loss_note, "by_bundle": BY_BUNDLE, "namespaces": namespaces, "nights": nights,
             "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend,
-            "reached": sum(1 for r in soonest if r.get("note"))}  # bands widened to the peers' reach
+            "reached": sum(1 for r in soonest if r.get("note")),
+            "shared": [f"{', '.join(on_it)} on {host}" for host, on_it in shared.items()]}  # bands widened to the peers' reach
 
 
 def findings_context(df) -> list[dict]:

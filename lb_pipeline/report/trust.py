@@ -12,13 +12,13 @@ Spark aggregates; only small results reach the driver.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime, timezone
 
 from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs, changed
 from lb_pipeline.model.load_manager import LEGACY, configured_strategy
+from lb_pipeline.model.names import shared_hosts
 from lb_pipeline.simulation.balancers import STRATEGIES as REPLAYED  # Pulsar's five; a plugin's cannot be replayed
 from lb_pipeline.snapshots.layout import local_broker_data
 from lb_pipeline.transforms.accuracy import logged_moves, recorded_moves, replay_accuracy, stayed_up
@@ -30,13 +30,9 @@ def usage_notes(usage) -> list[str]:
         return []
     notes = []
     brokers = sorted({r["broker"] for r in usage.select("broker").distinct().collect()})
-    by_host = defaultdict(list)
-    for b in brokers:
-        by_host[b.rsplit(":", 1)[0]].append(b)
-    for host, on_it in sorted(by_host.items()):
-        if len(on_it) > 1:
-            notes.append(f"{', '.join(on_it)} run on one host ({host}): each reports the host's CPU and NIC usage, "
-                         "not its own, so usage-based strategies see the same load on every one of them.")
+    for host, on_it in shared_hosts(brokers).items():
+        notes.append(f"{', '.join(on_it)} run on one host ({host}): each reports the host's CPU and NIC usage, "
+                     "not its own, so usage-based strategies see the same load on every one of them.")
     saturated = [r["broker"] for r in usage.groupBy("broker").agg(F.min("max_usage").alias("low"))
                  .where(F.col("low") >= 1.0).orderBy("broker").collect()]
     if saturated:

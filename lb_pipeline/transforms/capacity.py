@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
+from lb_pipeline.model.names import shared_hosts
 from lb_pipeline.planning.forecast import HORIZON_DAYS, PEER_NIGHTS, Forecast, Reach, forecast
 from lb_pipeline.planning import bundle_loss
 from lb_pipeline.planning.headroom import losses, scenarios
@@ -166,7 +167,12 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
             rows.append(_row(cluster, day, scope, subject, r, threshold, f, note=note or None))
             if scope == "cluster" and f.status != "not enough history" and f.current_peak > 0:
                 growth[r] = max(f.expected[-1] / f.current_peak, 0.0)
-    rows += _loss_rows(pdf, cluster, day, threshold, growth, bundles, models)
+    shared = shared_hosts(tonight)
+    for row in _loss_rows(pdf, cluster, day, threshold, growth, bundles, models):
+        if shared:  # sized as the reports say, which count one machine once per broker on it
+            row["note"] = "; ".join(n for n in (row["note"], "not capacity advice: " + "; ".join(
+                f"{', '.join(b)} share {h} and each reports the host's usage" for h, b in shared.items())) if n)
+        rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)
 
 
