@@ -100,21 +100,32 @@ def test_capacity_shows_a_forecast_chart_per_domain_with_enough_nights_and_says_
     assert "Not enough history" in thin and "capacity-chart" not in thin and 'data-testid="loss-table"' in thin
 
 
-def test_a_band_widened_to_the_peers_reach_is_said_under_the_chart_and_the_brokers_table():
-    from lb_pipeline.report.planning import capacity_context
+def _gold_headline() -> dict:
+    """``_capacity``'s headline as a gold/capacity_forecast row of the cluster's max usage."""
     from lb_pipeline.transforms.capacity import _COLUMNS
+
+    return {**dict.fromkeys(_COLUMNS), **{k: v for k, v in _capacity(10)["headline"].items() if k in _COLUMNS},
+            "scope": "cluster", "subject": "c", "resource": "max_usage"}
+
+
+def _capacity_of(rows: list[dict]) -> dict:
+    """``report.planning.capacity_context`` on gold rows given as dicts."""
+    from lb_pipeline.report.planning import capacity_context
 
     class Row(dict):
         def asDict(self, recursive=False):
             return dict(self)
 
-    head = {**dict.fromkeys(_COLUMNS), **{k: v for k, v in _capacity(10)["headline"].items() if k in _COLUMNS},
-            "scope": "cluster", "subject": "c", "resource": "max_usage"}
+    return capacity_context(type("Df", (), {"collect": lambda self: [Row(r) for r in rows]})())
+
+
+def test_a_band_widened_to_the_peers_reach_is_said_under_the_chart_and_the_brokers_table():
+    head = _gold_headline()
     note = "band reaches -20/+45 points, how far the other domains' daily peaks stood from this one's"
     rows = [head, {**head, "scope": "domain", "subject": "zone-a", "note": note},
             {**head, "scope": "broker", "subject": "b1", "note": "band reaches -1/+60 points"},
             {**head, "scope": "broker", "subject": "b2"}]
-    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(r) for r in rows]})())
+    cap = _capacity_of(rows)
     assert cap["reached"] == 1
     section = render_nightly(_context(capacity=cap)).split('data-testid="capacity"')[1].split("</section>")[0]
     assert f"zone-a ({note})</figcaption>" in section.replace("&#39;", "'")
@@ -125,20 +136,14 @@ def test_a_band_widened_to_the_peers_reach_is_said_under_the_chart_and_the_broke
 
 
 def test_brokers_sharing_a_host_get_no_loss_verdict_and_no_brokers_to_add():
-    from lb_pipeline.report.planning import capacity_context
     from lb_pipeline.transforms.capacity import _COLUMNS
 
-    class Row(dict):
-        def asDict(self, recursive=False):
-            return dict(self)
-
-    head = {**dict.fromkeys(_COLUMNS), **{k: v for k, v in _capacity(10)["headline"].items() if k in _COLUMNS},
-            "scope": "cluster", "subject": "c", "resource": "max_usage"}
+    head = _gold_headline()
     loss = {**dict.fromkeys(_COLUMNS), "scope": "loss", "subject": "largest broker", "resource": "cpu",
             "lost_brokers": ["127.0.0.1:8081"], "usage_after_loss": 120.0, "headroom": -35.0, "threshold": 85.0,
             "brokers_to_add": 3, "brokers_to_add_in_30_days": 4, "method": "x", "note": "n"}
     brokers = [{**head, "scope": "broker", "subject": f"127.0.0.1:{p}"} for p in (8080, 8081)]
-    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(r) for r in [head, loss, *brokers]]})())
+    cap = _capacity_of([head, loss, *brokers])
     assert cap["add_now"] == cap["add_later"] == 0 and cap["losses"] == []
     section = render_nightly(_context(capacity=cap)).split('data-testid="capacity"')[1].split("</section>")[0]
     said = section.split('data-testid="no-capacity-advice">')[1].split("</p>")[0]
@@ -146,7 +151,7 @@ def test_brokers_sharing_a_host_get_no_loss_verdict_and_no_brokers_to_add():
                            "127.0.0.1:8081 on 127.0.0.1 share a host")
     assert "loss-table" not in section and "loss-verdict" not in section and "Add 3" not in section
     apart = [{**b, "subject": f"10.0.0.{k}:8080"} for k, b in enumerate(brokers)]
-    cap = capacity_context(type("Df", (), {"collect": lambda self: [Row(r) for r in [head, loss, *apart]]})())
+    cap = _capacity_of([head, loss, *apart])
     assert cap["add_now"] == 3 and not cap["shared"]
 
 
