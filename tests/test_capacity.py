@@ -282,3 +282,13 @@ def test_losses_of_brokers_sharing_a_host_are_marked_as_no_capacity_advice():
     apart = capacity.forecast_cluster(pdf, pdf.snapshot_date.max(), 85.0)
     assert not apart.note.fillna("").str.contains("capacity advice").any()
 
+
+def test_a_later_night_is_read_against_the_capacity_the_forecast_had():
+    """The backtest scores a later night of a resource against the capacity of the forecast's last snapshot, as the
+    forecast read its history (a broker removed after it does not make the same load look heavier)."""
+    fleet = _fleet(6, removed_on=4)
+    before = fleet[fleet.snapshot_date <= "2026-01-08"]
+    later = capacity._pooled(fleet, "cpu", set(), reference=before)
+    assert later.max() == pytest.approx(60.0)  # 120 units on the 200 the forecast knew, not on the 100 left
+    assert capacity._pooled(fleet, "cpu", set()).max() == pytest.approx(120.0)
+

@@ -155,6 +155,24 @@ def test_brokers_sharing_a_host_get_no_loss_verdict_and_no_brokers_to_add():
     assert cap["add_now"] == 3 and not cap["shared"]
 
 
+def test_the_clusters_peak_is_defined_where_it_is_shown_beside_its_brokers_and_its_capacity_ratio():
+    """The cluster's daily peak of max usage is a mean of percentages: tonight 50.3 % while three brokers peaked at
+    100 %. The headline says what the figure is, how many brokers reached the threshold, and the busiest resource as
+    a share of the cluster's capacity (heap left out: it does not follow the bundles)."""
+    head = {**_gold_headline(), "current_peak": 50.3}
+    rows = [head, {**head, "resource": "cpu", "current_peak": 61.0}, {**head, "resource": "memory", "current_peak": 90.0},
+            *[{**head, "scope": "broker", "subject": f"b{k}", "current_peak": peak}
+              for k, peak in ((2, 100.0), (10, 20.0), (1, 100.0), (3, 100.0))]]
+    html = render_nightly(_context(capacity=_capacity_of(rows)))
+    said = " ".join(html.split('data-testid="capacity-definition">')[1].split("</span>")[0].split())
+    assert "is 50.3 % and moves" in html
+    assert said == ("That figure is the mean over its brokers of each one's highest resource use, in percent of that "
+                    "broker's own capacity; tonight 3 of its 4 brokers peaked at or above the threshold, the highest "
+                    "(b1) at 100.0 %; as a share of the cluster's capacity (Σ usage / Σ capacity), its busiest "
+                    "resource, cpu, peaked at 61.0 %.")
+    assert "capacity-definition" not in render_nightly(_context(capacity=_capacity(10)))
+
+
 def test_a_one_broker_cluster_is_told_it_survives_no_loss_instead_of_an_empty_loss_table():
     one = {**_capacity(1), "losses": [], "add_now": 0, "add_later": 0}
     html = render_nightly(_context(capacity=one, broker_count=1, snapshot_count=1))

@@ -14,6 +14,10 @@ SOONEST = 10  # brokers listed by how soon they cross
 TREND_NIGHTS = 7
 
 
+def _finite(v) -> bool:
+    return v is not None and v == v and abs(v) != float("inf")
+
+
 def _days(v) -> int | None:
     return None if v is None or v != v else int(v)
 
@@ -57,6 +61,14 @@ def capacity_context(df) -> dict | None:
                          or (r["days_until_threshold"] is not None and r["days_until_threshold"] <= 90)),
                         key=lambda r: (r["days_until_threshold"] if r["days_until_threshold"] is not None else never,
                                        r["subject"]))
+    # the headline's figure beside the per-broker view and the cluster's capacity ratio (one definition each)
+    tonight = [r for r in by_scope.get("broker", []) if r["resource"] == "max_usage" and _finite(r["current_peak"])]
+    hottest = min(tonight, key=lambda r: (-r["current_peak"], natural_key(r["subject"])), default=None)
+    ratios = [r for r in cluster if r["resource"] not in ("max_usage", "memory") and _finite(r["current_peak"])]
+    brokers_view = {"brokers": len(tonight), "hottest": hottest, "binding": max(ratios, key=lambda r: r["current_peak"],
+                                                                                   default=None),
+                    "at_threshold": sum(1 for r in tonight if r["current_peak"] >= (r["threshold"] or 0))} \
+        if tonight else None
     nights = headline["history_days"] if headline else 0
     trend = list(zip(range(-min(nights, TREND_NIGHTS) + 1, 1), (headline["daily_peaks"] or [])[-TREND_NIGHTS:])) \
         if headline else []
@@ -65,7 +77,7 @@ def capacity_context(df) -> dict | None:
             "loss_note": loss_note, "by_bundle": BY_BUNDLE, "namespaces": namespaces, "nights": nights,
             "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend,
             "reached": sum(1 for r in soonest if r.get("note")),
-            "shared": [f"{', '.join(on_it)} on {host}" for host, on_it in shared.items()]}  # bands widened to the peers' reach
+            "shared": [f"{', '.join(on_it)} on {host}" for host, on_it in shared.items()], "brokers_view": brokers_view}  # bands widened to the peers' reach
 
 
 def findings_context(df) -> list[dict]:

@@ -74,15 +74,17 @@ def _series(pdf: pd.DataFrame, value: pd.Series, threshold: float, reach: Reach 
     return forecast(pdf["day_index"].to_numpy(), pdf["dow"].to_numpy(), value.to_numpy(), threshold, reach=reach)
 
 
-def _pooled(g: pd.DataFrame, resource: str, now: set) -> pd.Series:
+def _pooled(g: pd.DataFrame, resource: str, now: set, reference: pd.DataFrame | None = None) -> pd.Series:
     """A group's usage of a resource per snapshot against the capacity it has now (``now``: the brokers of its last
     snapshot): the load over today's capacity, so that a broker added or removed is an event the forecast reads the
-    history through, not a trend (for ``max_usage``: the mean over today's brokers)."""
+    history through, not a trend (for ``max_usage``: the mean over today's brokers). ``reference``: the rows whose
+    last snapshot holds that capacity, when not ``g``'s own (a backtest scoring later nights)."""
     if resource == MAX_USAGE:
         return g[g["broker"].isin(now)].groupby("snapshot_ts")[MAX_USAGE].mean()
     pct, lim = RESOURCES[resource]
     load = (g[pct] * g[lim]).groupby(g["snapshot_ts"]).sum()
-    last = g[g["snapshot_ts"] == g["snapshot_ts"].max()]
+    reference = g if reference is None else reference
+    last = reference[reference["snapshot_ts"] == reference["snapshot_ts"].max()]
     cap = float(last[lim].sum())
     return (load / cap if cap > 0 else load * np.nan).rename(resource)
 

@@ -67,8 +67,10 @@ def backtest(pdf: pd.DataFrame, threshold: float, resource: str = MAX_USAGE, fir
                 actual = _daily_peaks(g[resource if resource == MAX_USAGE else RESOURCES[resource][0]])
             else:
                 g = pdf if f["scope"] == "cluster" else pdf[pdf["domain"] == f["subject"]]
-                members = set(history.loc[(history["snapshot_date"] == cut) & history["broker"].isin(g["broker"]), "broker"])
-                actual = _daily_peaks(_pooled(g, resource, members).dropna())
+                known = history[history["broker"].isin(g["broker"])]
+                members = set(known.loc[known["snapshot_date"] == cut, "broker"])
+                # against the capacity the forecast read the history by: its group's at the forecast's last snapshot
+                actual = _daily_peaks(_pooled(g, resource, members, reference=known).dropna())
             for h, day in enumerate(days[k:]):
                 if day not in actual.index or h >= len(f["forecast"]):
                     continue
