@@ -426,4 +426,8 @@ def test_a_loss_no_broker_of_the_clusters_size_can_carry_names_the_topic_and_say
     assert "the hottest topic of t/hot/0x0_0x1&lt;script&gt;" in verdict and "partition the topic" in verdict
     said = html.split('data-testid="loss-note">')[1].split("</p>")[0]
     assert said.startswith("Largest broker lost (cpu), at 2026-01-15 12:00 UTC; the hottest survivor")
-    assert "(load spread evenly)" not in html.split('data-testid="loss-table"')[1].split("</table>")[0]
+    table = html.split('data-testid="loss-table"')[1].split("</table>")[0]
+    assert "(load spread evenly)" not in table
+    # where each loss was sized, and what "largest" and a domain's brokers mean there
+    assert "<th>At (UTC)</th>" in table and table.count("<td>2026-01-15 12:00</td>") == 2
+    assert "the largest broker is the one with the most capacity of that resource there" in html

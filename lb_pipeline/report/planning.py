@@ -41,6 +41,9 @@ def capacity_context(df) -> dict | None:
                      key=lambda r: (r["days_until_threshold"] if r["days_until_threshold"] is not None else never,
                                     -(r["current_peak"] or 0), natural_key(r["subject"])))[:SOONEST]
     losses = sorted(by_scope.get("loss", []), key=lambda r: (r["subject"] != "largest broker", r["subject"], r["resource"]))
+    for r in losses:  # the snapshot each loss is sized at (its note starts "at YYYY-MM-DD HH:MM UTC")
+        note = r.get("note") or ""
+        r["at"] = note[3:19] if note.startswith("at ") and note[19:23] == " UTC" else None
     # brokers that share a host each report the host's CPU and NIC: their figures count one machine once per broker,
     # and no loss or brokers to add is sized from them
     shared = shared_hosts([r["subject"] for r in by_scope.get("broker", [])]
