@@ -138,6 +138,7 @@ def test_a_brokers_band_reaches_the_peaks_its_peers_had_when_load_hops_between_t
     assert quiet.days_until_threshold > 200 and quiet.days_until_threshold_earliest == 1  # its own trend: slow
     assert min(quiet.forecast_low) >= 0 and max(quiet.forecast_high) <= 100
     assert "band reaches -1/+60 points" in quiet.note and "brokers' daily peaks" in quiet.note
+    assert "over the last 7 night(s)" in quiet.note
     assert min(row("domain", "zone-2").forecast_high) >= 88 and "domains' daily peaks" in row("domain", "zone-2").note
     heap = row("broker", "broker-2", "memory")
     assert max(heap.forecast_high) < 60 and heap.note is None

@@ -133,6 +133,8 @@ def test_a_band_widened_to_the_peers_reach_is_said_under_the_chart_and_the_broke
     assert said.startswith("1 of these brokers' 5–95 % bands") and "last 7 nights" in said
     plain = render_nightly(_context(capacity=_capacity(10)))
     assert "broker-band-note" not in plain and "band reaches" not in plain
+    young = _capacity_of([{**r, "history_days": 3} for r in rows])  # fewer nights than the reach looks back
+    assert "over the last 3 nights:" in render_nightly(_context(capacity=young))
 
 
 def test_brokers_sharing_a_host_get_no_loss_verdict_and_no_brokers_to_add():

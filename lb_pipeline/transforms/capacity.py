@@ -103,9 +103,9 @@ def _reach(peaks: pd.DataFrame, subject) -> Reach | None:
     return Reach.of(own, peaks.drop(columns=[subject]).to_numpy(float).T) if peaks.shape[1] > 1 else None
 
 
-def reach_note(scope: str, reach: Reach) -> str:
+def reach_note(scope: str, reach: Reach, nights: int) -> str:
     return (f"band reaches {reach.below:+.0f}/{reach.above:+.0f} points, how far the other {scope}s' daily peaks "
-            f"stood from this one's over the last {PEER_NIGHTS} nights: load the balancer moves can land here or leave")
+            f"stood from this one's over the last {nights} night(s): load the balancer moves can land here or leave")
 
 
 def capacity_events(g: pd.DataFrame) -> str | None:
@@ -152,7 +152,7 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
             reach = _reach(peaks, broker) if peaks is not None else None
             f = _series(g, g[column], threshold, reach)
             rows.append(_row(cluster, day, "broker", broker, r, threshold, f,
-                             note=reach_note("broker", reach) if f.reached else None))
+                             note=reach_note("broker", reach, len(peaks)) if f.reached else None))
     times = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")[["day_index", "dow"]]
     domains = [(d, g, set(g.loc[g["snapshot_ts"] == g["snapshot_ts"].max(), "broker"]))
                for d, g in pdf.groupby("domain", sort=True)]
@@ -165,7 +165,7 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
             [("domain", d, g, pooled[d], _reach(peaks, d) if peaks is not None else None) for d, g, _ in domains]
         for scope, subject, g, series, peers in groups:
             f = _series(times.loc[series.index], series, threshold, peers)
-            note = "; ".join(n for n in (capacity_events(g), reach_note(scope, peers) if f.reached else None) if n)
+            note = "; ".join(n for n in (capacity_events(g), reach_note(scope, peers, len(peaks)) if f.reached else None) if n)
             rows.append(_row(cluster, day, scope, subject, r, threshold, f, note=note or None))
             if scope == "cluster" and f.status != "not enough history" and f.current_peak > 0:
                 growth[r] = max(f.expected[-1] / f.current_peak, 0.0)
