@@ -6,6 +6,31 @@ import pytest
 from lb_pipeline.formats import brokers, cluster, topics
 
 
+def test_a_topic_rows_namespace_is_what_topicname_reads_for_any_local_name():
+    """The parser takes the namespace it checked for a one-part local name without parsing the topic again: on
+    every local name of a few awkward characters it keeps exactly the topics ``topic_namespace`` (TopicName) reads
+    as of that namespace, v1 and v2, both domains."""
+    import itertools
+
+    from lb_pipeline.model.bundles import topic_namespace
+
+    stats = {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}
+    chars = ["a", "0", "/", " ", "\u00a0", "\u2003", "\t", "\x1c", "é", ""]
+    locals_ = sorted({"".join(p) for n in range(4) for p in itertools.product(chars, repeat=n)})
+    for namespace, domain in itertools.product(["acme/orders", "acme/c1/orders"], ["persistent", "non-persistent"]):
+        names = [f"{domain}://{namespace}/{local}" for local in locals_]
+        rows, _ = topics.parse_topic_stats({namespace: {"0x00000000_0xffffffff": {domain: {
+            n: stats for n in names}}}}, "b:8080")
+
+        def pulsar_reads(name):
+            try:
+                return topic_namespace(name)
+            except ValueError:
+                return None
+
+        assert {r["topic"] for r in rows} == {n for n in names if pulsar_reads(n) == namespace}
+
+
 def test_topic_names_follow_pulsars_topic_name_rule():
     stats = {"msgRateIn": 1.0, "msgRateOut": 0.0, "msgThroughputIn": 1.0, "msgThroughputOut": 0.0}
     names = ["persistent://acme/orders/t-1", "persistent://acme/orders/\u00a0",  # a no-break space is a name in Java
