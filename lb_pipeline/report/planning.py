@@ -79,8 +79,8 @@ def capacity_context(df) -> dict | None:
             "add_now": add_now, "add_later": add_later, "unsizable": unsizable, "unsizable_why": why,
             "loss_note": loss_note, "by_bundle": BY_BUNDLE, "namespaces": namespaces, "nights": nights,
             "enough": bool(headline) and headline["status"] != "not enough history", "trend": trend,
-            "reached": sum(1 for r in soonest if r.get("note")),
-            "shared": [f"{', '.join(on_it)} on {host}" for host, on_it in shared.items()], "brokers_view": brokers_view}  # bands widened to the peers' reach
+            "reached": sum(1 for r in soonest if r.get("note")),  # bands widened to the peers' reach
+            "shared": [f"{', '.join(on_it)} on {host}" for host, on_it in shared.items()], "brokers_view": brokers_view}
 
 
 def findings_context(df) -> list[dict]:
