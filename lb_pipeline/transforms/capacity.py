@@ -4,7 +4,7 @@ overload threshold; headroom when the largest broker or a failure domain is lost
 The input is every snapshot of the look-back window (``silver/broker_usage`` with the limits from the broker
 reports): brokers × snapshots, never topics; for the losses, the last night's bundles (``silver/bundle_stats``) and
 load model (``gold/load_model``) too. One pandas group per cluster fits its series (``planning.forecast``) and
-sizes its losses (``planning.bundle_loss``).
+sizes its losses (``capacity_loss``); ``capacity_rows`` holds the table's schema.
 """
 
 from __future__ import annotations
@@ -20,26 +20,11 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.names import shared_hosts
 from lb_pipeline.planning.forecast import HORIZON_DAYS, PEER_NIGHTS, Forecast, Reach, forecast
-from lb_pipeline.planning import bundle_loss
-from lb_pipeline.planning.headroom import losses, scenarios
+from lb_pipeline.transforms.capacity_loss import loss_rows
+from lb_pipeline.transforms.capacity_rows import (
+    _COLUMNS, MAX_USAGE, MOVES_WITH_BUNDLES, RESOURCES, SCHEMA, row as _row)
 
 LOOKBACK_DAYS = 30
-# (percent column in silver/broker_usage, limit column in bronze/broker_reports)
-RESOURCES = {"cpu": ("cpu_pct", "cpu_limit"), "memory": ("memory_pct", "memory_limit"),
-             "direct_memory": ("direct_memory_pct", "direct_memory_limit"),
-             "bandwidth_in": ("bandwidth_in_pct", "bandwidth_in_limit"),
-             "bandwidth_out": ("bandwidth_out_pct", "bandwidth_out_limit")}
-MAX_USAGE = "max_usage"  # the unweighted max usage OverloadShedder compares with the threshold
-MOVES_WITH_BUNDLES = {MAX_USAGE, "cpu", "direct_memory", "bandwidth_in", "bandwidth_out"}  # not the JVM's heap
-SCHEMA = (
-    "cluster string, snapshot_date string, scope string, subject string, resource string, status string, "
-    "method string, history_days int, samples int, current_peak double, p95_daily_peak double, "
-    "trend_per_day double, threshold double, days_until_threshold int, days_until_threshold_earliest int, "
-    "days_until_threshold_latest int, daily_peaks array<double>, forecast array<double>, "
-    "forecast_low array<double>, forecast_high array<double>, lost_brokers array<string>, "
-    "usage_after_loss double, headroom double, brokers_to_add int, brokers_to_add_in_30_days int, note string"
-)
-_COLUMNS = [c.split(" ")[0] for c in SCHEMA.split(", ")]
 
 
 def window(df: DataFrame, day: str, days: int = LOOKBACK_DAYS) -> DataFrame:
@@ -55,19 +40,6 @@ def capacity_inputs(broker_usage: DataFrame, broker_reports: DataFrame, failure_
     limits = broker_reports.select(*keys, *[lim for _, lim in RESOURCES.values()])
     domains = failure_domains.groupBy(*keys).agg(F.min("domain").alias("domain"))
     return usage.join(limits, keys, "left").join(domains, keys, "left")
-
-
-def _row(cluster, day, scope, subject, resource, threshold, f: Forecast | None = None, **values) -> dict:
-    row = dict.fromkeys(_COLUMNS)
-    row.update(cluster=cluster, snapshot_date=day, scope=scope, subject=subject, resource=resource, threshold=threshold)
-    if f is not None:
-        row.update(status=f.status, method=f.method, history_days=f.history_days, samples=f.samples,
-                   current_peak=f.current_peak, p95_daily_peak=f.p95_daily_peak, trend_per_day=f.trend_per_day,
-                   days_until_threshold=f.days_until, days_until_threshold_earliest=f.days_until_earliest,
-                   days_until_threshold_latest=f.days_until_latest, daily_peaks=f.daily_peaks, forecast=f.expected,
-                   forecast_low=f.low, forecast_high=f.high)
-    row.update(values)
-    return row
 
 
 def _series(pdf: pd.DataFrame, value: pd.Series, threshold: float, reach: Reach | None = None) -> Forecast:
@@ -170,105 +142,12 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
             if scope == "cluster" and f.status != "not enough history" and f.current_peak > 0:
                 growth[r] = max(f.expected[-1] / f.current_peak, 0.0)
     shared = shared_hosts(tonight)
-    for row in _loss_rows(pdf, cluster, day, threshold, growth, bundles, models):
+    for row in loss_rows(pdf, cluster, day, threshold, growth, bundles, models):
         if shared:  # sized as the reports say, which count one machine once per broker on it
             row["note"] = "; ".join(n for n in (row["note"], "not capacity advice: " + "; ".join(
                 f"{', '.join(b)} share {h} and each reports the host's usage" for h, b in shared.items())) if n)
         rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)
-
-
-def _loss_rows(pdf: pd.DataFrame, cluster: str, day: str, threshold: float, growth: dict,
-               bundles: pd.DataFrame | None = None, models: pd.DataFrame | None = None) -> list[dict]:
-    """N-1 and failure-domain loss at the last night's busiest snapshot of each resource (and 30 days on). Heap is
-    left out: a JVM's heap does not follow the bundles it serves (and Pulsar's max usage ignores it too)."""
-    last = pdf[pdf["snapshot_date"] == pdf["snapshot_date"].max()]
-    rows = []
-    for r, (pct, lim) in RESOURCES.items():
-        if r == "memory":
-            continue
-        load = last[pct] / 100.0 * last[lim]
-        if not load.notna().any():  # no broker reported a limit for this resource
-            continue
-        busiest = load.groupby(last["snapshot_ts"]).sum().idxmax()
-        snap = last[last["snapshot_ts"] == busiest].sort_values("broker")
-        at = (snap[pct].to_numpy() / 100.0 * snap[lim].to_numpy())
-        domains = [d if isinstance(d, str) else None for d in snap["domain"]]
-        args = (snap["broker"].tolist(), domains, np.nan_to_num(at), np.nan_to_num(snap[lim].to_numpy()), threshold)
-        whole = _bundle_cluster(snap, at, r, busiest, bundles, models)
-        if whole is not None:
-            rows += _bundle_loss_rows(whole, domains, at, cluster, day, r, threshold, busiest, growth.get(r),
-                                      _model_error(models, snap, r))
-            continue
-        later = {x.scenario: x for x in losses(*args, growth=growth.get(r, 1.0))} if r in growth else {}
-        for x in losses(*args):
-            rows.append(_row(cluster, day, "loss", x.scenario, r, threshold, lost_brokers=x.lost,
-                             status="ok" if x.headroom >= 0 else "above threshold", method="survivors' capacity",
-                             usage_after_loss=x.usage_after, headroom=x.headroom, brokers_to_add=x.brokers_to_add,
-                             brokers_to_add_in_30_days=later[x.scenario].brokers_to_add if later else None,
-                             note=f"at {busiest:%Y-%m-%d %H:%M} UTC; load spread evenly over the survivors"
-                                  + ("" if later else "; no 30-day figure without a forecast")))
-    return rows
-
-
-def _model_error(models: pd.DataFrame, snap: pd.DataFrame, resource: str) -> float | None:
-    """The load model's typical error on the night's reports, in points of a broker of the cluster's median size."""
-    fit = models[models["resource"] == resource]
-    limit = float(np.nanmedian(snap[RESOURCES[resource][1]].to_numpy(float))) if len(snap) else 0.0
-    error = float(np.nanmedian(fit["residual_std"].to_numpy(float))) if len(fit) else float("nan")
-    return 100.0 * error / limit if limit > 0 and np.isfinite(error) else None
-
-
-def _bundle_cluster(snap: pd.DataFrame, at: np.ndarray, resource: str, busiest, bundles: pd.DataFrame | None,
-                    models: pd.DataFrame | None) -> bundle_loss.Cluster | None:
-    """The snapshot's brokers and bundles for ``bundle_loss``, each bundle's cost the cluster's median load model's
-    on its traffic; None without the bundles of that snapshot or a fit for each of its brokers."""
-    if bundles is None or models is None or bundles.empty or models.empty:
-        return None
-    here = bundles[bundles["snapshot_ts"] == busiest]  # the same conversion as the broker rows': one group
-    fit = models[models["resource"] == resource].drop_duplicates("broker").set_index("broker")
-    brokers = snap["broker"].tolist()
-    if here.empty or not set(brokers) <= set(fit.index):
-        return None
-    coef = fit[["coef_rate", "coef_tput_in", "coef_tput_out"]].astype(float).median().to_numpy()
-    traffic = np.column_stack([here["msg_rate_in"].fillna(0) + here["msg_rate_out"].fillna(0),
-                               here["msg_throughput_in"].fillna(0), here["msg_throughput_out"].fillna(0)])
-    cost = np.maximum(traffic @ coef, 0.0)
-    index = {b: i for i, b in enumerate(brokers)}
-    owner = np.array([index.get(o, -1) for o in here["owner_broker"]], dtype=np.int64)
-    idle = fit.loc[brokers, "intercept"].astype(float).clip(lower=0).to_numpy()
-    served = np.bincount(owner[owner >= 0], weights=cost[owner >= 0], minlength=len(brokers))
-    return bundle_loss.Cluster(brokers, np.nan_to_num(snap[RESOURCES[resource][1]].to_numpy(float)), np.nan_to_num(at),
-                               idle, idle + served, here["bundle"].tolist(), owner, cost,
-                               here["hottest_topic_share"].fillna(1.0).to_numpy(float),
-                               here["topics"].fillna(1).to_numpy(float))
-
-
-def _bundle_loss_rows(c: bundle_loss.Cluster, domains: list, at: np.ndarray, cluster: str, day: str, resource: str,
-                      threshold: float, busiest, growth: float | None, error: float | None) -> list[dict]:
-    rows = []
-    for name, mask in scenarios(c.brokers, domains, at, c.limit):
-        x = bundle_loss.survive(c, mask, threshold)
-        later = bundle_loss.survive(c, mask, threshold, growth) if growth is not None else None
-        note = [f"at {busiest:%Y-%m-%d %H:%M} UTC; the hottest survivor once whole bundles are spread as evenly as "
-                f"they can be (a topic is never cut); an even spread of the load would give {x.even_after:.1f} %"]
-        if error is not None:
-            note.append(f"bundle costs from the night's load model, typically {error:.1f} points off a broker's "
-                        "report")
-        if x.estimated:
-            note.append(f"the demand of {', '.join(x.estimated)} is the load model's on its traffic (its report sat "
-                        "at its limit)")
-        if x.why:
-            note.append(f"{bundle_loss.TOO_BIG}: {x.why}")
-        if later is None:
-            note.append("no 30-day figure without a forecast")
-        rows.append(_row(cluster, day, "loss", name, resource, threshold,
-                         lost_brokers=[b for b, m in zip(c.brokers, mask) if m],
-                         status="ok" if x.usage_after <= threshold else "above threshold", method=bundle_loss.METHOD,
-                         usage_after_loss=x.usage_after, headroom=threshold - x.usage_after,
-                         brokers_to_add=x.brokers_to_add,
-                         brokers_to_add_in_30_days=later.brokers_to_add if later else None, note="; ".join(note)))
-    return rows
 
 
 def namespace_caps(namespaces: pd.DataFrame, day: str, max_bundles: int) -> pd.DataFrame:
