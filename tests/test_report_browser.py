@@ -8,7 +8,8 @@ import pytest
 from lb_pipeline.report.heat import heat_rows
 from lb_pipeline.report.render import render_nightly
 from tests.conftest import DEMO_DAY
-from tests.test_report import OUT, _capacity, _context
+from tests.test_report import OUT, _context
+from tests.test_report_capacity import _capacity
 
 
 # every chart label inside its chart and clear of the others (at 1366 px, as laid out by Chromium)

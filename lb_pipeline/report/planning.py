@@ -8,6 +8,7 @@ import json
 from lb_pipeline.model.names import shared_hosts
 from lb_pipeline.planning.bundle_loss import METHOD as BY_BUNDLE, TOO_BIG
 from lb_pipeline.report.heat import natural_key
+from lb_pipeline.transforms.capacity_rows import at_of
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 SOONEST = 10  # brokers listed by how soon they cross
@@ -41,9 +42,8 @@ def capacity_context(df) -> dict | None:
                      key=lambda r: (r["days_until_threshold"] if r["days_until_threshold"] is not None else never,
                                     -(r["current_peak"] or 0), natural_key(r["subject"])))[:SOONEST]
     losses = sorted(by_scope.get("loss", []), key=lambda r: (r["subject"] != "largest broker", r["subject"], r["resource"]))
-    for r in losses:  # the snapshot each loss is sized at (its note starts "at YYYY-MM-DD HH:MM UTC")
-        note = r.get("note") or ""
-        r["at"] = note[3:19] if note.startswith("at ") and note[19:23] == " UTC" else None
+    for r in losses:  # the snapshot each loss is sized at
+        r["at"] = at_of(r.get("note"))
     # brokers that share a host each report the host's CPU and NIC: their figures count one machine once per broker,
     # and no loss or brokers to add is sized from them
     shared = shared_hosts([r["subject"] for r in by_scope.get("broker", [])]

@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
-from lb_pipeline.model.names import shared_hosts
 from lb_pipeline.planning.forecast import HORIZON_DAYS, PEER_NIGHTS, Forecast, Reach, forecast
 from lb_pipeline.transforms.capacity_loss import loss_rows
 from lb_pipeline.transforms.capacity_rows import (
@@ -113,7 +112,8 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
     pdf = pdf.assign(day_index=(ts.dt.normalize() - first).dt.days, dow=ts.dt.dayofweek)
     rows, resources = [], [MAX_USAGE, *RESOURCES]
     tonight = set(pdf.loc[pdf["snapshot_date"] == pdf["snapshot_date"].max(), "broker"])
-    dates = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")["snapshot_date"]
+    stamps = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")
+    dates, times = stamps["snapshot_date"], stamps[["day_index", "dow"]]
     brokers = [(b, g.set_index("snapshot_ts")) for b, g in pdf.sort_values("snapshot_ts").groupby("broker", sort=True)]
     for r in resources:
         column = r if r == MAX_USAGE else RESOURCES[r][0]
@@ -125,14 +125,13 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
             f = _series(g, g[column], threshold, reach)
             rows.append(_row(cluster, day, "broker", broker, r, threshold, f,
                              note=reach_note("broker", reach, len(peaks)) if f.reached else None))
-    times = pdf.drop_duplicates("snapshot_ts").set_index("snapshot_ts")[["day_index", "dow"]]
     domains = [(d, g, set(g.loc[g["snapshot_ts"] == g["snapshot_ts"].max(), "broker"]))
                for d, g in pdf.groupby("domain", sort=True)]
     growth = {}
+    now = set(pdf.loc[pdf["snapshot_ts"] == pdf["snapshot_ts"].max(), "broker"])
     for r in resources:
-        pooled = {d: _pooled(g, r, now).dropna() for d, g, now in domains}
+        pooled = {d: _pooled(g, r, members).dropna() for d, g, members in domains}
         peaks = _nightly_peaks(pooled, dates) if len(domains) > 1 and r in MOVES_WITH_BUNDLES else None
-        now = set(pdf.loc[pdf["snapshot_ts"] == pdf["snapshot_ts"].max(), "broker"])
         groups = [("cluster", cluster, pdf, _pooled(pdf, r, now).dropna(), None)] + \
             [("domain", d, g, pooled[d], _reach(peaks, d) if peaks is not None else None) for d, g, _ in domains]
         for scope, subject, g, series, peers in groups:
@@ -141,12 +140,7 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
             rows.append(_row(cluster, day, scope, subject, r, threshold, f, note=note or None))
             if scope == "cluster" and f.status != "not enough history" and f.current_peak > 0:
                 growth[r] = max(f.expected[-1] / f.current_peak, 0.0)
-    shared = shared_hosts(tonight)
-    for row in loss_rows(pdf, cluster, day, threshold, growth, bundles, models):
-        if shared:  # sized as the reports say, which count one machine once per broker on it
-            row["note"] = "; ".join(n for n in (row["note"], "not capacity advice: " + "; ".join(
-                f"{', '.join(b)} share {h} and each reports the host's usage" for h, b in shared.items())) if n)
-        rows.append(row)
+    rows += loss_rows(pdf, cluster, day, threshold, growth, bundles, models)
     return pd.DataFrame(rows, columns=_COLUMNS)
 
 

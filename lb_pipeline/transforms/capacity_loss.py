@@ -7,16 +7,31 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from lb_pipeline.model.names import shared_hosts
 from lb_pipeline.planning import bundle_loss
 from lb_pipeline.planning.headroom import losses, scenarios
-from lb_pipeline.transforms.capacity_rows import RESOURCES, row as _row
+from lb_pipeline.transforms.capacity_rows import RESOURCES, row as _row, sized_at
 
 
 def loss_rows(pdf: pd.DataFrame, cluster: str, day: str, threshold: float, growth: dict,
                bundles: pd.DataFrame | None = None, models: pd.DataFrame | None = None) -> list[dict]:
     """N-1 and failure-domain loss at the last night's busiest snapshot of each resource (and 30 days on). Heap is
-    left out: a JVM's heap does not follow the bundles it serves (and Pulsar's max usage ignores it too)."""
+    left out: a JVM's heap does not follow the bundles it serves (and Pulsar's max usage ignores it too). Brokers
+    that share a host each report the host's usage: the rows are sized as the reports say, and their note says that
+    is not capacity advice."""
     last = pdf[pdf["snapshot_date"] == pdf["snapshot_date"].max()]
+    rows = _sized(last, cluster, day, threshold, growth, bundles, models)
+    if shared := shared_hosts(last["broker"]):  # each report counts one machine once per broker on it
+        told = "not capacity advice: " + "; ".join(f"{', '.join(b)} share {h} and each reports the host's usage"
+                                                   for h, b in shared.items())
+        for row in rows:
+            row["note"] = "; ".join(n for n in (row["note"], told) if n)
+    return rows
+
+
+def _sized(last: pd.DataFrame, cluster: str, day: str, threshold: float, growth: dict,
+           bundles: pd.DataFrame | None, models: pd.DataFrame | None) -> list[dict]:
+    """The loss rows of the last night's rows ``last``, sized as its reports say."""
     rows = []
     for r, (pct, lim) in RESOURCES.items():
         if r == "memory":
@@ -40,7 +55,7 @@ def loss_rows(pdf: pd.DataFrame, cluster: str, day: str, threshold: float, growt
                              status="ok" if x.headroom >= 0 else "above threshold", method="survivors' capacity",
                              usage_after_loss=x.usage_after, headroom=x.headroom, brokers_to_add=x.brokers_to_add,
                              brokers_to_add_in_30_days=later[x.scenario].brokers_to_add if later else None,
-                             note=f"at {busiest:%Y-%m-%d %H:%M} UTC; load spread evenly over the survivors"
+                             note=f"{sized_at(busiest)}; load spread evenly over the survivors"
                                   + ("" if later else "; no 30-day figure without a forecast")))
     return rows
 
@@ -84,7 +99,7 @@ def _bundle_loss_rows(c: bundle_loss.Cluster, domains: list, at: np.ndarray, clu
     for name, mask in scenarios(c.brokers, domains, at, c.limit):
         x = bundle_loss.survive(c, mask, threshold)
         later = bundle_loss.survive(c, mask, threshold, growth) if growth is not None else None
-        note = [f"at {busiest:%Y-%m-%d %H:%M} UTC; the hottest survivor once whole bundles are spread as evenly as "
+        note = [f"{sized_at(busiest)}; the hottest survivor once whole bundles are spread as evenly as "
                 f"they can be (a topic is never cut); an even spread of the load would give {x.even_after:.1f} %"]
         if error is not None:
             note.append(f"bundle costs from the night's load model, typically {error:.1f} points off a broker's "

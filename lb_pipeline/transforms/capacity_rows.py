@@ -34,3 +34,14 @@ def row(cluster, day, scope, subject, resource, threshold, f: Forecast | None = 
                    forecast_low=f.low, forecast_high=f.high)
     row.update(values)
     return row
+
+
+def sized_at(busiest) -> str:
+    """How a loss row's note starts: the snapshot the loss was sized at (``at_of`` reads it back)."""
+    return f"at {busiest:%Y-%m-%d %H:%M} UTC"
+
+
+def at_of(note: str | None) -> str | None:
+    """The snapshot (``YYYY-MM-DD HH:MM``, UTC) a loss row's note says it was sized at (``sized_at``), or None."""
+    note = note or ""
+    return note[3:19] if note.startswith("at ") and note[19:23] == " UTC" else None
