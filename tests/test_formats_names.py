@@ -88,3 +88,13 @@ def test_names_pulsar_forbids_are_refused():
               "lastStats": {"x/y/0xZZ_0x10": {}}}
     broker_rows, _, stat_rows, stat_problems = brokers.parse_local_broker_data(report, "b:1")
     assert broker_rows and not stat_rows and "0xZZ_0x10" in stat_problems[0].field
+
+
+def test_brokers_share_a_host_when_their_host_names_differ_only_in_case():
+    """DNS names carry no case (RFC 4343): ``BROKER-0.pulsar.svc:8081`` runs on the host of ``broker-0.pulsar.svc:8080``
+    and reports its CPU and NIC too; another host, or one broker alone on its host, is not shared."""
+    from lb_pipeline.model.names import shared_hosts
+
+    assert shared_hosts(["broker-0.pulsar.svc:8080", "BROKER-0.pulsar.svc:8081", "broker-1.pulsar.svc:8080"]) == {
+        "broker-0.pulsar.svc": ["BROKER-0.pulsar.svc:8081", "broker-0.pulsar.svc:8080"]}
+    assert shared_hosts(["a:1", "b:1", "a:1"]) == {}

@@ -92,10 +92,10 @@ _HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # controls, format (bidi, zero-width),
 
 def shared_hosts(brokers) -> dict[str, list[str]]:
     """The hosts that run more than one of ``brokers`` (``host:port`` ids), each with its brokers, sorted: such
-    brokers report the host's CPU and NIC, not their own."""
+    brokers report the host's CPU and NIC, not their own. Host names compare as DNS does, without case."""
     by_host: dict[str, list[str]] = {}
     for b in sorted(set(brokers)):
-        by_host.setdefault(b.rsplit(":", 1)[0], []).append(b)
+        by_host.setdefault(b.rsplit(":", 1)[0].lower(), []).append(b)
     return {h: on_it for h, on_it in sorted(by_host.items()) if len(on_it) > 1}
 
 
