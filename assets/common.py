@@ -77,3 +77,4 @@ def mark_night(session, lake, day: str, status: str, run_id: str) -> None:
     """``gold/night_runs``: the night running (its first step, ingest) or complete (its last, the report)."""
     lake.write_partition(session.createDataFrame(night_runs.mark(day, status, run_id), night_runs.SCHEMA),
                          "gold", "night_runs", day)
+

@@ -4,9 +4,11 @@
 import dagster as dg
 
 from assets.common import mark_night, table_metadata
+from assets.resume import resumed
 from assets.partitions import daily
 from assets.resources import LakeResource, LandingResource, SparkResource
 from lb_pipeline.ingest.bronze import ingest_day
+from lb_pipeline.ingest.landing import day_state
 from lb_pipeline.ingest.tables import TABLES
 from lb_pipeline.transforms import night_runs
 
@@ -29,8 +31,14 @@ def bronze_tables(context: dg.AssetExecutionContext, spark: SparkResource, lake:
                   landing: LandingResource):
     """Read one day of snapshots with Spark (one pass per table) and replace that day's partitions."""
     day = context.partition_key
-    session, the_lake = spark.session, lake.lake
-    mark_night(session, the_lake, day, night_runs.RUNNING, context.run.run_id)  # complete once the report is written
+    mark_night(spark.session, lake.lake, day, night_runs.RUNNING, context.run.run_id)  # complete once the report is written
+    state = day_state(landing.folder, day, {t.name: t.globs for t in TABLES.values()})
+    yield from resumed(context, spark, lake, lambda: _ingested(context, spark, lake, landing),
+                       extra=None if state is None else [landing.folder, state], resumable=state is not None)
+
+
+def _ingested(context, spark, lake, landing):
+    day, session, the_lake = context.partition_key, spark.session, lake.lake
     result = ingest_day(session, the_lake, landing.folder, day, log=context.log.info)
     if result.tables["snapshots"].rows == 0:
         context.log.warning(f"no snapshot directories for {day} under {landing.folder}: tables written empty")

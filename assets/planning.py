@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
+from assets.resume import resumable, resumed
 from lb_pipeline.transforms import capacity, nights, silver
 from lb_pipeline.transforms.night_runs import partial_nights
 from lb_pipeline.transforms.pathologies_cluster import pathologies as find_pathologies
@@ -19,6 +20,7 @@ class ForecastConfig(dg.Config):
           deps=[key("silver", "broker_usage"), key("bronze", "broker_reports"), key("bronze", "failure_domains"),
                 key("bronze", "namespaces"), key("bronze", "config"), key("silver", "bundle_stats"),
                 key("gold", "load_model")], **options("planning"))
+@resumable
 def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig, spark: SparkResource,
                       lake: LakeResource) -> dg.MaterializeResult:
     """Per cluster, failure domain and broker: days until each resource's daily peak crosses the overload threshold
@@ -50,6 +52,7 @@ def capacity_forecast(context: dg.AssetExecutionContext, config: ForecastConfig,
                 key("bronze", "ownership"), key("bronze", "namespaces"), key("bronze", "snapshots"),
                 key("bronze", "failure_domains"), key("bronze", "config"), key("gold", "anti_affinity_audit")],
           **options("planning"))
+@resumable
 def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """The night's findings: idle brokers beside hot ones, unsplittable hot bundles, broken usage, overload in an
     ignored resource, ping-pong, namespaces with too few bundles, unbalanced domains, mixed versions, anti-affinity
@@ -71,18 +74,24 @@ def pathologies(context: dg.AssetExecutionContext, spark: SparkResource, lake: L
 
 @dg.asset(key=["gold", "night_trends"],
           deps=[key("gold", t) for t in nights.GOLD_TABLES] + [key("bronze", "config")], **options("planning"))
-def night_trends(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
+def night_trends(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource):
     """Per cluster and metric (peak and mean usage, brokers overloaded, unloads, bundles to split, findings): the
     night against the mean of the 7 and 30 nights before it that the lake holds."""
     day, s, lk = context.partition_key, spark.session, lake.lake
+    # Which earlier nights were left partial is read before the step is watched and given to it as such: each run
+    # marks its own night running in that table, which would make every run of the night compute the trends again.
+    partial = partial_nights(_every_night(s, lk, "night_runs"), day)
+    yield from resumed(context, spark, lake, lambda: _trends(context, s, lk, day, partial), extra=partial)
+
+
+def _every_night(s, lk, table):
+    return lk.read(s, "gold", table) if lk.exists(s, "gold", table) else None
+
+
+def _trends(context, s, lk, day: str, partial) -> dg.MaterializeResult:
     cfg = day_configs(s, lk, day)
-
-    def every_night(table):
-        return lk.read(s, "gold", table) if lk.exists(s, "gold", table) else None
-
-    per_night = nights.gold_night_metrics(day, cfg, every_night)
+    per_night = nights.gold_night_metrics(day, cfg, lambda table: _every_night(s, lk, table))
     rows = [r.asDict() for r in per_night.collect()] if per_night is not None else []  # a few rows per night
-    partial = partial_nights(every_night("night_runs"), day)
     df = s.createDataFrame(nights.trend_rows(rows, day, partial), nights.TREND_SCHEMA)
     written, meta = write_table(s, lk, df, "gold", "night_trends", day)
     meta["earlier_nights"] = dg.MetadataValue.int(len({r["snapshot_date"] for r in rows if r["snapshot_date"] < day}))

@@ -9,12 +9,15 @@ Bronze suites are blocking gates: a failed critical expectation stops the downst
 Warning-level failures are reported (WARN) without blocking.
 """
 
+import hashlib
+
 import dagster as dg
 
 from assets.resources import LakeResource, SparkResource
+from assets.resume import resumed
 from lb_pipeline.quality import views
 from lb_pipeline.quality.results import SCHEMA, result_rows
-from lb_pipeline.quality.runner import validate_all
+from lb_pipeline.quality.runner import suite_path, validate_all
 from lb_pipeline.spark.lake import LAYERS
 
 
@@ -44,22 +47,29 @@ def _layer_checks(layer: str) -> dg.AssetChecksDefinition:
     @dg.multi_asset_check(specs=specs, name=f"{layer}_checks", can_subset=True)
     def check(context: dg.AssetCheckExecutionContext, spark: SparkResource, lake: LakeResource):
         day = context.run.tags.get("dagster/partition")
-        s, lk = spark.session, lake.lake
-        selected = {key.name for key in context.selected_asset_check_keys}
-        read = lambda ly, t: lk.read(s, ly, t, day)  # noqa: E731
-        summaries = validate_all(
-            [(suite, lambda view=views.SUITES[suite][1]: view(read)) for suite in suites if _name(suite) in selected],
-            done=lambda suite, summary: context.log.info(
-                f"{suite}: {summary.evaluated} expectations, {len(summary.failures)} failed"))
-        rows = [row for suite, summary in summaries.items()
-                for row in result_rows(summary, day, "/".join(views.SUITES[suite][0]))]
-        if summaries:
-            lk.write_partition(s.createDataFrame(rows, SCHEMA), "gold", "validation_results", day,
-                               where={"suite": sorted(summaries)})
-        for suite, summary in summaries.items():
-            yield _result(suite, summary, day)
+        chosen = [suite for suite in suites if _name(suite) in {key.name for key in context.selected_asset_check_keys}]
+        # a partitioned night's checks are not run again on tables that have not changed (assets.resume)
+        yield from resumed(context, spark, lake, lambda: _validate(context, spark, lake, day, chosen), day=day,
+                           step=f"{layer}_checks", config=chosen, resumable=day is not None,
+                           extra={s: hashlib.sha256(suite_path(s).read_bytes()).hexdigest() for s in chosen},
+                           shared=("gold/validation_results",))
 
     return check
+
+
+def _validate(context, spark, lake, day: str | None, chosen: list[str]):
+    s, lk = spark.session, lake.lake
+    read = lambda ly, t: lk.read(s, ly, t, day)  # noqa: E731
+    summaries = validate_all(
+        [(suite, lambda view=views.SUITES[suite][1]: view(read)) for suite in chosen],
+        done=lambda suite, summary: context.log.info(
+            f"{suite}: {summary.evaluated} expectations, {len(summary.failures)} failed"))
+    rows = [row for suite, summary in summaries.items()
+            for row in result_rows(summary, day, "/".join(views.SUITES[suite][0]))]
+    if summaries:
+        lk.write_partition(s.createDataFrame(rows, SCHEMA), "gold", "validation_results", day,
+                           where={"suite": sorted(summaries)})
+    return [_result(suite, summary, day) for suite, summary in summaries.items()]
 
 
 checks = [_layer_checks(layer) for layer in LAYERS]

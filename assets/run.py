@@ -1,12 +1,15 @@
 """Run the nightly job in process for every day found in a landing folder (the README's main command).
 
-    python -m assets.run --landing landing --lake lake [--sets N]
+    python -m assets.run --landing landing --lake lake [--sets N] [--recompute]
 
 Every valid day runs even when another fails; directories that are not snapshots of a partition day are named
 and skipped; a day another run is running on the same lake right now is left to it
 (``lb_pipeline.partition_lock``). Exit status: 0 all done, 1 a day failed (each failed step named with its
 cause), 2 nothing to run (or $DAGSTER_HOME names a file), 3 every day run is done but some directories or days
 were skipped.
+
+A day run again resumes where an earlier run of it stopped: a step whose tables that run committed from the same
+inputs, code and settings is not computed again (``lb_pipeline.spark.steps``); ``--recompute`` computes every step.
 
 Runs are recorded in ``$DAGSTER_HOME`` when it is set, so ``dagster dev -w workspace.yaml`` shows them; a run of
 the day that a killed process left STARTED there is marked failed first, with a line naming it.
@@ -29,6 +32,7 @@ from lb_pipeline.ingest.landing import local_path, shown
 from lb_pipeline.partition_lock import PartitionBusy, partition_lock
 from lb_pipeline.snapshots.layout import iter_snapshot_dirs, snapshot_day
 from lb_pipeline.spark.session import lost_jvm, scratch_space
+from lb_pipeline.spark.steps import RECOMPUTE_TAG
 from lb_pipeline.terminal import escaping_output
 
 
@@ -71,6 +75,9 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--reports", default=os.environ.get("LB_REPORTS_DIR", "reports-out"),
                         help="local folder for the HTML reports (default: $LB_REPORTS_DIR or ./reports-out)")
     parser.add_argument("--day", action="append", help="UTC day(s) to run (default: every day in the landing)")
+    parser.add_argument("--recompute", action="store_true",
+                        help="compute every step again; by default a step whose tables an earlier run of the day "
+                             "wrote from the same inputs, code and settings is not (a crashed night resumes)")
     parser.add_argument("--sets", type=size, default=1,
                         help="parameter sets per strategy in each night's simulated sweep, the cluster's own values "
                              "first (default 1: each strategy as configured)")
@@ -103,7 +110,8 @@ def _main(argv: list[str] | None) -> int:
                 for line in fail_runs_left_started(instance, day):
                     print(line, file=sys.stderr)
                 result = job.execute_in_process(partition_key=day, instance=instance, resources=resources,
-                                                raise_on_error=False, run_config=night_config(args.sets))
+                                                raise_on_error=False, run_config=night_config(args.sets),
+                                                tags={RECOMPUTE_TAG: "true"} if args.recompute else None)
         except PartitionBusy as exc:
             print(f"skipped {exc}", file=sys.stderr)
             skipped.append(str(exc))

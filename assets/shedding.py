@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
+from assets.resume import resumable
 from lb_pipeline.report.trust import config_changes
 from lb_pipeline.transforms import anti_affinity, gold, silver
 from lb_pipeline.transforms.config import per_cluster
@@ -15,6 +16,7 @@ from lb_pipeline.transforms.config import per_cluster
                                                     key("bronze", "failure_domains"), key("bronze", "lb_events"),
                                                     key("bronze", "topic_stats")],
           **options("shedding"))
+@resumable
 def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """What each of the five shedding strategies would unload at each snapshot, with state carried over."""
     day, s, lk = context.partition_key, spark.session, lake.lake
@@ -37,6 +39,7 @@ def shedding_decisions(context: dg.AssetExecutionContext, spark: SparkResource, 
 @dg.asset(key=["gold", "anti_affinity_audit"], deps=[key("bronze", "ownership"), key("bronze", "namespaces"),
                                                      key("bronze", "failure_domains"), key("bronze", "snapshots")],
           **options("shedding"))
+@resumable
 def anti_affinity_audit(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Anti-affinity groups whose namespaces are unevenly spread across brokers or failure domains."""
     day, s, lk = context.partition_key, spark.session, lake.lake
@@ -47,6 +50,7 @@ def anti_affinity_audit(context: dg.AssetExecutionContext, spark: SparkResource,
 
 @dg.asset(key=["gold", "broker_load_summary"], deps=[key("silver", "broker_usage"), key("bronze", "config")],
           **options("shedding"))
+@resumable
 def broker_load_summary(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Per broker over the day: mean and peak usage, the resource that drives it, traffic, snapshots overloaded."""
     day, s, lk = context.partition_key, spark.session, lake.lake

@@ -5,6 +5,7 @@ import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
+from assets.resume import resumable
 from lb_pipeline.transforms import recommendations as recs
 from lb_pipeline.transforms import simulation as sim
 
@@ -17,6 +18,7 @@ class SweepConfig(dg.Config):
 
 
 @dg.asset(key=["gold", "load_model"], deps=[key("bronze", "broker_reports")], **options("simulation"))
+@resumable
 def load_model(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Per broker and resource: how usage answers the traffic served (robust fit), with R² and residual spread."""
     day, s, lk = context.partition_key, spark.session, lake.lake
@@ -43,6 +45,7 @@ _SIM_DEPS = [key("bronze", t) for t in ("broker_reports", "bundle_reports", "top
                                     description="Per cluster: the closed loop of the strategy it ran, scored against "
                                                 "the unloads and splits its leader logged and its brokers' usage.")],
                 **_SIM_OPTIONS)
+@resumable
 def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: SparkResource, lake: LakeResource):
     """Every strategy and baseline simulated cycle by cycle over the day: one summary row per run, one row per cycle;
     and per cluster the closed loop of its own strategy scored against what its leader logged."""
@@ -75,6 +78,7 @@ def simulation(context: dg.AssetExecutionContext, config: SweepConfig, spark: Sp
 
 @dg.asset(key=["gold", "recommendations"], deps=[key("gold", "simulation_runs"), key("gold", "simulation_timeseries"),
                                                  key("bronze", "config")], **options("simulation"))
+@resumable
 def recommendations(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Keep or change the strategy against the current configuration, how sure (the night's uncertainty, the last
     nights' verdicts), and the ``broker.conf`` lines and admin commands that apply a change."""

@@ -4,12 +4,14 @@ import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
+from assets.resume import resumable
 from lb_pipeline.transforms import silver, splits
 
 
 @dg.asset(key=["gold", "split_triggers"], deps=[key("bronze", "broker_reports"), key("bronze", "bundle_reports"),
                                                 key("silver", "bundle_time_averages"), key("bronze", "namespaces"),
                                                 key("bronze", "ownership"), key("bronze", "config")], **options("splits"))
+@resumable
 def split_triggers(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Bundles the modular BundleSplitterTask and the extensible hit-count strategy would split, and why."""
     day, s, lk = context.partition_key, spark.session, lake.lake
@@ -22,6 +24,7 @@ def split_triggers(context: dg.AssetExecutionContext, spark: SparkResource, lake
 
 @dg.asset(key=["gold", "split_recommendations"], deps=[key("gold", "split_triggers"), key("bronze", "topic_stats")],
           **options("splits"))
+@resumable
 def split_recommendations(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Each automatic split algorithm's boundaries, children and command for every flagged bundle."""
     day, s, lk = context.partition_key, spark.session, lake.lake

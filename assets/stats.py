@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.common import day_configs, key, options, write_table
 from assets.resources import LakeResource, SparkResource
+from assets.resume import resumable
 from lb_pipeline.model.usage import Weights
 from lb_pipeline.simulation.leader_averages import stored_every
 from lb_pipeline.transforms import silver, time_averages
@@ -11,6 +12,7 @@ from lb_pipeline.transforms import silver, time_averages
 
 @dg.asset(key=["silver", "topic_bundle"], deps=[key("bronze", "topic_stats"), key("bronze", "namespaces"),
                                               key("bronze", "ownership")], **options("stats"))
+@resumable
 def topic_bundle(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Every topic mapped to its bundle by CRC-32 over the namespace boundaries, checked against the report."""
     day, s, lk = context.partition_key, spark.session, lake.lake
@@ -26,6 +28,7 @@ def topic_bundle(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
 
 @dg.asset(key=["silver", "bundle_stats"], deps=[key("bronze", "topic_stats"), key("bronze", "ownership")],
           **options("stats"))
+@resumable
 def bundle_stats(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Per snapshot and bundle: traffic, counts, owner, hash-range share, hottest topic and its share."""
     day, s, lk = context.partition_key, spark.session, lake.lake
@@ -35,6 +38,7 @@ def bundle_stats(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
 
 @dg.asset(key=["silver", "broker_usage"], deps=[key("bronze", t) for t in ("broker_reports", "bundle_reports", "config", "snapshots")],
           **options("stats"))
+@resumable
 def broker_usage(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """Per snapshot and broker: float32 percent usage per resource, unweighted and weighted max usage."""
     day, s, lk = context.partition_key, spark.session, lake.lake
@@ -52,6 +56,7 @@ def broker_usage(context: dg.AssetExecutionContext, spark: SparkResource, lake: 
                                                                                   "snapshots", "lb_events", "config",
                                                                                   "broker_reports")],
           **options("stats"))
+@resumable
 def bundle_time_averages(context: dg.AssetExecutionContext, spark: SparkResource, lake: LakeResource) -> dg.MaterializeResult:
     """The leader's short/long-term bundle averages: its stored BundleData brought up to each snapshot, else
     rebuilt from the series; the rebuild compared with the stored values."""

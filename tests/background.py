@@ -9,6 +9,7 @@ breaks raises there, with its log.
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -85,6 +86,7 @@ class CrashedNight:
     reports: Path
     worker_dir: Path
     killed: list  # per kill, in order: (where, the tables that run committed as layer/table, a report existed)
+    resumed: list  # per run, the killed ones then the re-run: the steps it did not compute again
     night_runs_between: list  # per kill: a copy of gold/night_runs as the killed run left it
     doubled: subprocess.CompletedProcess
     doubled_seconds: float
@@ -92,6 +94,10 @@ class CrashedNight:
     rerun_pid: int
     rerun_code: int
     rerun_output: str
+
+
+def _resumed(log: Path) -> set[str]:
+    return set(re.findall(r" - (\w+): not computed again", log.read_text(errors="replace")))
 
 
 def _commits(lake: Path) -> set[Path]:
@@ -129,7 +135,8 @@ def crashed_night(landing: Path, tmp: Path, stop: threading.Event) -> CrashedNig
                                  timeout=300)
         seconds, alive = time.monotonic() - started, rerun.poll() is None
         code = _finish(rerun, stop, log)
-        return CrashedNight(lake, reports, work, killed, between, doubled, seconds, alive, rerun.pid, code,
+        resumed = [_resumed(tmp / f"killed-{k + 1}-{where}.log") for k, (where, _) in enumerate(points)] + [_resumed(log)]
+        return CrashedNight(lake, reports, work, killed, resumed, between, doubled, seconds, alive, rerun.pid, code,
                             log.read_text(errors="replace")[-8000:])
 
 

@@ -1,7 +1,8 @@
 """A crashed or doubled main command loses nothing.
 
 ``kill -9`` during bronze writes, again during silver, again during gold, then a re-run — on a Spark standalone
-cluster — and every table holds exactly what a clean ``local[2]`` run writes (row count and content checksum per table). A second run of the same day started while one is running
+cluster — and every table holds exactly what a clean ``local[2]`` run writes (row count and content checksum per
+table); each run resumes from what the runs before it completed. A second run of the same day started while one is running
 exits at once naming the run that holds the day, and the first completes with one report."""
 
 import os
@@ -54,6 +55,10 @@ def test_kill_9_in_bronze_in_silver_and_in_gold_then_a_rerun_on_a_spark_cluster_
     assert (bronze, silver, gold) == ("bronze", "silver", "gold")
     layers = lambda tables: {t.split("/")[0] for t in tables if t != "gold/night_runs"}  # noqa: E731
     assert layers(bronze_tables) == {"bronze"}  # killed inside bronze
+    # each run resumed from the last: a step the killed run before it completed is not computed again (spark/steps.py)
+    assert "bronze_tables" not in night.resumed[0] | night.resumed[1]  # killed inside bronze: the step not complete
+    assert "bronze_tables" in night.resumed[2] and "bronze_tables" in night.resumed[3], night.resumed
+    assert any(step.startswith("silver__") for step in night.resumed[3]), night.resumed
     written, gold_work = {p.parent.name for p in (night.lake / "silver").glob("*/_delta_log")}, after_silver()
     assert 0 < len({t for t in silver_tables if t.startswith("silver/")}) < len(written)  # inside silver
     assert not {t for t in silver_tables if t.split("/")[1] in gold_work}

@@ -74,6 +74,52 @@ def list_day(spark, landing: str, day: str, globs: dict[str, tuple[str, ...]], h
     return _list_hadoop(spark, landing, day, globs, limit)
 
 
+def day_state(landing: str, day: str, globs: dict[str, tuple[str, ...]]) -> list | None:
+    """What ingest of ``day`` would find in a local landing folder, as names and ``lstat`` facts (kind, size, inode,
+    modification and change times): every entry of the folder and of its cluster folders, and everything inside
+    the day's snapshot directories (to the format's depth, then the deeper directory itself). Two equal states
+    mean ingest reads the same bytes (``spark.steps`` resumes a night on it). None for a landing folder elsewhere
+    (``s3a://…``): ingest then always runs. Nothing is opened or followed."""
+    local = local_path(landing)
+    if local is None:
+        return None
+    root, state = os.path.abspath(local), []
+
+    def facts(path: str, relative: str) -> list:
+        try:
+            st = os.lstat(path)
+            return [relative, st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        except OSError as exc:
+            return [relative, f"{type(exc).__name__}: {exc.strerror}"]
+
+    def names(folder: str) -> list[str]:
+        try:
+            return sorted(os.listdir(folder))
+        except OSError as exc:
+            state.append([os.path.relpath(folder, root), f"unlisted: {exc.strerror}"])
+            return []
+
+    deepest = _deepest(globs) + 1
+    state.append(facts(root, "."))
+    for cluster in names(root) if os.path.isdir(root) else []:
+        path = os.path.join(root, cluster)
+        state.append(facts(path, cluster))
+        if os.path.islink(path) or not os.path.isdir(path):
+            continue
+        for snap in names(path):
+            state.append(facts(os.path.join(path, snap), f"{cluster}/{snap}"))
+            folders = [(os.path.join(path, snap), 0)] if snap.startswith(f"{day}T") else []
+            while folders:  # without recursion: a hostile landing nests thousands of folders
+                folder, depth = folders.pop()
+                if os.path.islink(folder) or not os.path.isdir(folder) or depth > deepest:
+                    continue
+                for name in names(folder):
+                    inner = os.path.join(folder, name)
+                    state.append(facts(inner, os.path.relpath(inner, root)))
+                    folders.append((inner, depth + 1))
+    return state
+
+
 def shown(path: str) -> str:
     """A path as text a table can store and a line can show: bytes of a name that are not UTF-8 (which Python
     carries as lone surrogates, and Spark cannot take) written as ``\xff``, line breaks and invisible characters

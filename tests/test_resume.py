@@ -1,0 +1,180 @@
+"""A night resumes where it stopped (``spark/steps.py``): a step whose tables an earlier run of the day committed,
+from inputs, code and settings that have not changed since, is not computed again; any change computes it again.
+The crash-and-rerun test (``test_recovery``) holds resumed nights to a clean run's tables under real ``kill -9``s."""
+
+import json
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from lb_pipeline.ingest.landing import day_state
+from lb_pipeline.ingest.tables import TABLES
+from lb_pipeline.spark.lake import Lake
+from lb_pipeline.spark.steps import RECOMPUTE_TAG, Steps
+from tests.conftest import DEMO_DAY, table_fingerprints
+
+DAY = "2026-01-01"
+GLOBS = {t.name: t.globs for t in TABLES.values()}
+
+
+def _rows(spark, values, day=DAY):
+    return spark.createDataFrame([(v, day) for v in values], "value long, snapshot_date string")
+
+
+def _step(spark, lake, steps, given="g"):
+    """A step that reads silver/a (and looks for silver/none) and writes gold/b."""
+    with steps.watching() as seen:
+        lake.exists(spark, "silver", "none")
+        total = sum(r.value for r in lake.read(spark, "silver", "a", DAY).collect())
+        lake.write_partition(_rows(spark, [total]), "gold", "b", DAY)
+    return steps.save("b", given, "run-1", seen, [{"asset": "gold/b", "metadata": {"rows": ["IntMetadataValue", 1]}}])
+
+
+@pytest.mark.spark
+def test_a_step_is_done_while_its_inputs_and_outputs_are_as_it_left_them(spark, tmp_path):
+    lake = Lake(str(tmp_path))
+    steps = Steps(spark, lake, DAY)
+    lake.write_partition(_rows(spark, [1, 2]), "silver", "a", DAY)
+    record = _step(spark, lake, steps)
+    assert set(record.inputs) == {"silver/a", "silver/none"} and set(record.outputs) == {"gold/b"}
+    assert record.inputs["silver/none"] is None
+    assert steps.unchanged("b", "g").run_id == "run-1"
+    assert steps.unchanged("b", "other code or settings") is None
+    assert Steps(spark, lake, "2026-01-02").unchanged("b", "g") is None  # another day's step has no record
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("change", ["input written", "output written", "looked-for table created",
+                                    "input deleted and written anew", "record unreadable"])
+def test_any_change_since_computes_the_step_again(spark, tmp_path, change):
+    lake = Lake(str(tmp_path))
+    steps = Steps(spark, lake, DAY)
+    lake.write_partition(_rows(spark, [1, 2]), "silver", "a", DAY)
+    _step(spark, lake, steps)
+    if change == "input written":  # another day's write is a new commit of the table too
+        lake.write_partition(_rows(spark, [5], "2026-01-02"), "silver", "a", "2026-01-02")
+    elif change == "output written":  # a run killed after its write, before its record
+        lake.write_partition(_rows(spark, [9]), "gold", "b", DAY)
+    elif change == "looked-for table created":
+        lake.write_partition(_rows(spark, [1]), "silver", "none", DAY)
+    elif change == "input deleted and written anew":  # the same version number, another table
+        shutil.rmtree(lake.path("silver", "a"))
+        lake.write_partition(_rows(spark, [1, 2]), "silver", "a", DAY)
+    else:
+        Path(steps.folder, "b.json").write_text("{\"step\": ")
+    assert steps.unchanged("b", "g") is None
+
+
+@pytest.mark.spark
+def test_a_step_that_fails_leaves_no_record_and_stops_watching(spark, tmp_path):
+    lake = Lake(str(tmp_path))
+    steps = Steps(spark, lake, DAY)
+    with pytest.raises(ZeroDivisionError):
+        with steps.watching():
+            lake.write_partition(_rows(spark, [1]), "gold", "b", DAY)
+            1 / 0
+    assert steps.unchanged("b", "g") is None
+    from lb_pipeline.spark.lake import _WATCHES
+
+    assert _WATCHES == []
+
+
+def test_the_settings_that_only_place_spark_do_not_change_what_a_step_is_given(monkeypatch, tmp_path):
+    steps = Steps(None, Lake(str(tmp_path)), DAY)
+    given = steps.given("s", {"lookback_days": 30}, ["landing", []])
+    monkeypatch.setenv("LB_SPARK_MASTER", "spark://elsewhere:7077")
+    monkeypatch.setenv("LB_SPARK_CONF", "{\"spark.executor.memory\": \"2g\"}")
+    assert steps.given("s", {"lookback_days": 30}, ["landing", []]) == given
+    assert steps.given("s", {"lookback_days": 7}, ["landing", []]) != given
+    assert steps.given("s", {"lookback_days": 30}, ["landing", [["x", 1]]]) != given
+    monkeypatch.setenv("LB_PULSAR_PROFILE", "4.0.7")
+    assert steps.given("s", {"lookback_days": 30}, ["landing", []]) != given
+
+
+def _landing(root: Path) -> Path:
+    snap = root / "c1" / f"{DAY}T08-00-00Z"
+    (snap / "lb" / "brokers").mkdir(parents=True)
+    (snap / "manifest.json").write_text("{}")
+    (snap / "lb" / "brokers" / "b1.json").write_text("{\"a\": 1}")
+    other = root / "c1" / "2026-01-02T08-00-00Z"
+    other.mkdir()
+    (other / "manifest.json").write_text("{}")
+    return snap
+
+
+def test_the_days_landing_state_changes_with_any_file_of_the_day_and_not_with_other_days(tmp_path):
+    snap = _landing(tmp_path)
+    state = day_state(str(tmp_path), DAY, GLOBS)
+    assert day_state(str(tmp_path), DAY, GLOBS) == state
+    (tmp_path / "c1" / "2026-01-02T08-00-00Z" / "manifest.json").write_text("{\"x\": 2}")  # another day
+    assert day_state(str(tmp_path), DAY, GLOBS) == state
+    (snap / "lb" / "brokers" / "b1.json").write_text("{\"a\": 2}")  # rewritten, the same size
+    changed = day_state(str(tmp_path), DAY, GLOBS)
+    assert changed != state
+    (snap / "lb" / "brokers" / "b2.json").write_text("{}")  # a file added
+    assert day_state(str(tmp_path), DAY, GLOBS) != changed
+    assert day_state("s3a://bucket/landing", DAY, GLOBS) is None  # elsewhere: ingest always runs
+
+
+def test_the_landing_state_follows_no_link(tmp_path):
+    snap = _landing(tmp_path / "landing")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.json").write_text("{}")
+    (snap / "lb" / "link").symlink_to(outside, target_is_directory=True)
+    state = day_state(str(tmp_path / "landing"), DAY, GLOBS)
+    assert not any("secret" in str(entry[0]) for entry in state)
+    (outside / "secret.json").write_text("{\"changed\": true}")
+    assert day_state(str(tmp_path / "landing"), DAY, GLOBS) == state
+
+
+@pytest.mark.spark
+def test_a_night_run_again_resumes_its_steps_and_recomputes_them_when_asked(spark, pipeline_run, demo_landing, tmp_path):
+    """On a copy of the demo night's lake: bronze, its checks and ``silver/broker_usage`` run again with nothing
+    changed are reported from the run that computed them, the tables untouched; a new commit of one of broker_usage's inputs,
+    or the recompute tag, computes it again."""
+    from assets.definitions import all_assets
+    from assets.quality import checks
+    from assets.resources import LakeResource, LandingResource, SparkResource
+
+    root = Path(shutil.copytree(pipeline_run[1], tmp_path / "lake"))
+    tables = lambda: {t: v for t, v in table_fingerprints(spark, root).items()  # noqa: E731
+                      if t != "gold/night_runs"}  # each run marks the night running: its own row, its own run id
+    before = tables()
+    chosen = [a for a in all_assets if {k.to_user_string() for k in a.keys} & {"bronze/config", "silver/broker_usage"}]
+    resources = {"spark": SparkResource(), "lake": LakeResource(root=str(root)),
+                 "landing": LandingResource(path=str(demo_landing))}
+
+    def run(assets, **tags):
+        result = dg.materialize(assets, partition_key=DEMO_DAY, resources=resources, tags=tags,
+                                instance=dg.DagsterInstance.ephemeral())
+        assert result.success
+        run.checks = result.get_asset_check_evaluations()
+        return {e.asset_key.to_user_string(): e.materialization.metadata
+                for e in result.get_asset_materialization_events()}
+
+    bronze_checks = [c for c in checks if "bronze_config" in str(c.check_keys)]
+    first = run([*chosen, *bronze_checks])
+    record = json.loads((root / ".steps" / DEMO_DAY / "bronze_checks.json").read_text())  # the suites: not run again
+    assert sorted((e.check_name, e.passed) for e in run.checks) == \
+        sorted((r["check"], r["passed"]) for r in record["results"])
+    assert {e.metadata["resumed_from_run"].value for e in run.checks} == {record["run_id"]}
+    assert len(run.checks) >= len(TABLES)
+    assert len(first) == len(TABLES) + 2  # every bronze table, the quarantine and broker_usage
+    assert all("resumed_from_run" in meta for meta in first.values()), sorted(first)
+    computed = json.loads((root / ".steps" / DEMO_DAY / "silver__broker_usage.json").read_text())
+    assert first["silver/broker_usage"]["resumed_from_run"].value == computed["run_id"]
+    assert first["silver/broker_usage"]["dagster/row_count"].value == \
+        computed["results"][0]["metadata"]["dagster/row_count"][1] > 0
+    assert tables() == before
+
+    lake = Lake(str(root))
+    lake.write_partition(lake.read(spark, "bronze", "config", DEMO_DAY), "bronze", "config", DEMO_DAY)  # same rows
+    usage = [a for a in chosen if "silver/broker_usage" in {k.to_user_string() for k in a.keys}]
+    again = run(usage)
+    assert "resumed_from_run" not in again["silver/broker_usage"]
+    assert "resumed_from_run" in run(usage)["silver/broker_usage"]  # and now done again
+    assert "resumed_from_run" not in run(usage, **{RECOMPUTE_TAG: "true"})["silver/broker_usage"]
+    assert tables() == before
