@@ -32,7 +32,7 @@ def bronze_tables(context: dg.AssetExecutionContext, spark: SparkResource, lake:
     """Read one day of snapshots with Spark (one pass per table) and replace that day's partitions."""
     day = context.partition_key
     mark_night(spark.session, lake.lake, day, night_runs.RUNNING, context.run.run_id)  # complete once the report is written
-    state = day_state(landing.folder, day, {t.name: t.globs for t in TABLES.values()})
+    state = day_state(landing.folder, day, {t.name: t.globs for t in TABLES.values()}, spark.session)
     yield from resumed(context, spark, lake, lambda: _ingested(context, spark, lake, landing),
                        extra=None if state is None else [landing.folder, state], resumable=state is not None)
 

@@ -50,7 +50,7 @@ def _layer_checks(layer: str) -> dg.AssetChecksDefinition:
         chosen = [suite for suite in suites if _name(suite) in {key.name for key in context.selected_asset_check_keys}]
         # a partitioned night's checks are not run again on tables that have not changed (assets.resume)
         yield from resumed(context, spark, lake, lambda: _validate(context, spark, lake, day, chosen), day=day,
-                           step=f"{layer}_checks", config=chosen, resumable=day is not None,
+                           step=f"{layer}_checks", config=chosen,
                            extra={s: hashlib.sha256(suite_path(s).read_bytes()).hexdigest() for s in chosen},
                            shared=("gold/validation_results",))
 

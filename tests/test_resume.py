@@ -3,6 +3,7 @@ from inputs, code and settings that have not changed since, is not computed agai
 The crash-and-rerun test (``test_recovery``) holds resumed nights to a clean run's tables under real ``kill -9``s."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -115,7 +116,25 @@ def test_the_days_landing_state_changes_with_any_file_of_the_day_and_not_with_ot
     assert changed != state
     (snap / "lb" / "brokers" / "b2.json").write_text("{}")  # a file added
     assert day_state(str(tmp_path), DAY, GLOBS) != changed
-    assert day_state("s3a://bucket/landing", DAY, GLOBS) is None  # elsewhere: ingest always runs
+    assert day_state("s3a://bucket/landing", DAY, GLOBS) is None  # elsewhere, without Spark to list it: not known
+
+
+@pytest.mark.spark
+def test_a_landing_folder_elsewhere_has_its_state_listed_through_hadoop(spark, tmp_path):
+    snap = _landing(tmp_path)
+    uri = f"file://{tmp_path}"
+    state = day_state(uri, DAY, GLOBS, spark, hadoop=True)
+    assert {Path(entry[0].split(":", 1)[1]).name for entry in state} >= {"b1.json", "manifest.json", snap.name}
+    assert day_state(uri, DAY, GLOBS, spark, hadoop=True) == state
+    (tmp_path / "c1" / "2026-01-02T08-00-00Z" / "manifest.json").write_text("{\"x\": 2}")  # another day
+    assert day_state(uri, DAY, GLOBS, spark, hadoop=True) == state
+    broker = snap / "lb" / "brokers" / "b1.json"
+    broker.write_text("{\"a\": 2}")  # rewritten, the same length, a second later
+    os.utime(broker, (broker.stat().st_atime, broker.stat().st_mtime + 1))
+    changed = day_state(uri, DAY, GLOBS, spark, hadoop=True)
+    assert changed != state
+    (snap / "lb" / "brokers" / "b2.json").write_text("{}")
+    assert day_state(uri, DAY, GLOBS, spark, hadoop=True) != changed
 
 
 def test_the_landing_state_follows_no_link(tmp_path):

@@ -74,15 +74,19 @@ def list_day(spark, landing: str, day: str, globs: dict[str, tuple[str, ...]], h
     return _list_hadoop(spark, landing, day, globs, limit)
 
 
-def day_state(landing: str, day: str, globs: dict[str, tuple[str, ...]]) -> list | None:
-    """What ingest of ``day`` would find in a local landing folder, as names and ``lstat`` facts (kind, size, inode,
-    modification and change times): every entry of the folder and of its cluster folders, and everything inside
-    the day's snapshot directories (to the format's depth, then the deeper directory itself). Two equal states
-    mean ingest reads the same bytes (``spark.steps`` resumes a night on it). None for a landing folder elsewhere
-    (``s3a://…``): ingest then always runs. Nothing is opened or followed."""
+def day_state(landing: str, day: str, globs: dict[str, tuple[str, ...]], spark=None,
+              hadoop: bool | None = None) -> list | None:
+    """What ingest of ``day`` would find in the landing folder, as names and file facts: two equal states mean
+    ingest reads the same bytes (``spark.steps`` resumes a night on it). Nothing is opened or followed.
+
+    A local folder: ``lstat`` facts (kind, size, inode, modification and change times) of every entry of the
+    folder and of its cluster folders, and of everything inside the day's snapshot directories (to the format's
+    depth, then the deeper directory itself). Elsewhere (``s3a://…``, through Hadoop's FileSystem and ``spark``):
+    each of the day's snapshot directories and every file in it, with length, modification time and, where the
+    store gives one, its ETag (S3's modification time has whole seconds); None without ``spark``."""
     local = local_path(landing)
-    if local is None:
-        return None
+    if local is None or hadoop:
+        return None if spark is None else _hadoop_state(spark, landing, day)
     root, state = os.path.abspath(local), []
 
     def facts(path: str, relative: str) -> list:
@@ -244,6 +248,28 @@ def _walk(out: DayListing, top: str, folder: str, globs, limit: int, levels: int
             out.refuse(uri, "(path)", "refused: not a regular file (device, FIFO or socket; not read)")
             seen = True
     return seen
+
+
+def _hadoop_state(spark, landing: str, day: str) -> list:
+    jvm = spark.sparkContext._jvm
+    pattern = jvm.org.apache.hadoop.fs.Path(f"{landing.rstrip('/')}/*/{day}T*")
+    fs = pattern.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+    def facts(st) -> list:
+        try:
+            etag = st.getEtag()  # S3A's status has one (Hadoop's EtagSource); a local or HDFS status does not
+        except Exception:  # noqa: BLE001 - no such method on this file system's status
+            etag = None
+        return [st.getPath().toString(), bool(st.isDirectory()), int(st.getLen()), int(st.getModificationTime()), etag]
+
+    state = []
+    for st in fs.globStatus(pattern) or []:
+        state.append(facts(st))
+        if st.isDirectory():
+            files = fs.listFiles(st.getPath(), True)
+            while files.hasNext():
+                state.append(facts(files.next()))
+    return state
 
 
 def _list_hadoop(spark, landing: str, day: str, globs, limit: int) -> DayListing:
