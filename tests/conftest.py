@@ -5,6 +5,7 @@ nights that tests only inspect run beside the rest, in the background (``tests/b
 
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -84,7 +85,16 @@ def whole_night(landing: Path, day: str, lake_root: Path, reports_root: Path):
 def pipeline_run(spark, demo_landing, tmp_path_factory):
     """The whole asset graph materialized for the demo day against a temporary lake."""
     lake_root, reports_root = tmp_path_factory.mktemp("lake"), tmp_path_factory.mktemp("reports")
-    return whole_night(demo_landing, DEMO_DAY, lake_root, reports_root), lake_root, reports_root
+    result = whole_night(demo_landing, DEMO_DAY, lake_root, reports_root)
+    shutil.copytree(lake_root, tmp_path_factory.getbasetemp() / "pristine-lake")
+    return result, lake_root, reports_root
+
+
+@pytest.fixture
+def demo_lake_copy(pipeline_run, tmp_path, tmp_path_factory) -> Path:
+    """A copy of the demo night's lake as that night left it (tests before may have written to the shared one), with
+    its steps' records: a night run on it resumes every step whose inputs the test leaves alone."""
+    return Path(shutil.copytree(tmp_path_factory.getbasetemp() / "pristine-lake", tmp_path / "lake"))
 
 
 # The night of the first real Pulsar 4.0.7 recording (tests/fixtures/real-pulsar-4.0.7, cluster lbtest, exactly as the

@@ -200,7 +200,7 @@ def test_suites_name_each_expectation_once():
         assert len(pairs) == len(set(pairs)), suite
 
 
-def _materialize_broker_reports(spark, landing, tmp_path):
+def _materialize_broker_reports(spark, landing, tmp_path, lake_root):
     from assets.definitions import all_assets
     from assets.quality import checks
     from assets.resources import LakeResource, LandingResource, ReportsResource, SparkResource
@@ -208,18 +208,21 @@ def _materialize_broker_reports(spark, landing, tmp_path):
     selected = [a for a in all_assets if any(k.to_user_string() in ("bronze/broker_reports", "silver/broker_usage")
                                              for k in a.keys)]
     gate = [c for c in checks if "bronze_broker_reports" in str(c.check_keys)]
-    lake = LakeResource(root=str(tmp_path / "lake"))
+    lake = LakeResource(root=str(lake_root))
     result = dg.materialize(
         [*selected, *gate], partition_key=DEMO_DAY, raise_on_error=False, instance=dg.DagsterInstance.ephemeral(),
         resources={"spark": SparkResource(), "lake": lake, "landing": LandingResource(path=str(landing)),
                    "reports": ReportsResource(path=str(tmp_path))})
     (evaluation,) = [e for e in result.get_asset_check_evaluations() if e.check_name == "bronze_broker_reports"]
-    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    materialized = {e.asset_key.to_user_string(): e.materialization.metadata
+                    for e in result.get_asset_materialization_events()}
     return evaluation, materialized, lake.lake
 
 
-def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, demo_landing, tmp_path, monkeypatch):
-    """What no row rule can quarantine (here a column the suite requires and the table lacks) still blocks."""
+def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, demo_landing, demo_lake_copy, tmp_path,
+                                                                     monkeypatch):
+    """What no row rule can quarantine (here a column the suite requires and the table lacks) still blocks, on a
+    night run again (bronze resumed from the demo night: a changed suite is validated again all the same)."""
     suites = Path(shutil.copytree(runner.SUITES_DIR, tmp_path / "expectations"))
     path = suites / "bronze.broker_reports.json"
     suite = json.loads(path.read_text())
@@ -227,10 +230,11 @@ def test_a_failed_bronze_gate_blocks_the_partitions_downstream_assets(spark, dem
                                   "kwargs": {"column_set": ["broker", "no_such_column"], "exact_match": False}})
     path.write_text(json.dumps(suite))
     monkeypatch.setattr(runner, "SUITES_DIR", suites)
-    evaluation, materialized, lake = _materialize_broker_reports(spark, demo_landing, tmp_path)
+    evaluation, materialized, lake = _materialize_broker_reports(spark, demo_landing, tmp_path, demo_lake_copy)
     assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
     assert "no_such_column" in evaluation.description
     assert "bronze/broker_reports" in materialized and "silver/broker_usage" not in materialized
+    assert "resumed_from_run" in materialized["bronze/broker_reports"]  # ingest was not run again
     rows = lake.read(spark, "gold", "validation_results", DEMO_DAY).collect()
     (failed,) = [r for r in rows if not r.success]
     assert failed.expectation == "expect_table_columns_to_match_set" and failed.severity == "critical"

@@ -2,7 +2,6 @@
 from inputs, code and settings that have not changed since, is not computed again; any change computes it again.
 The crash-and-rerun test (``test_recovery``) holds resumed nights to a clean run's tables under real ``kill -9``s."""
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -14,7 +13,7 @@ from lb_pipeline.ingest.landing import day_state
 from lb_pipeline.ingest.tables import TABLES
 from lb_pipeline.spark.lake import Lake
 from lb_pipeline.spark.steps import RECOMPUTE_TAG, Steps
-from tests.conftest import DEMO_DAY, table_fingerprints
+from tests.conftest import DEMO_DAY
 
 DAY = "2026-01-01"
 GLOBS = {t.name: t.globs for t in TABLES.values()}
@@ -150,46 +149,46 @@ def test_the_landing_state_follows_no_link(tmp_path):
 
 
 @pytest.mark.spark
-def test_a_night_run_again_resumes_its_steps_and_recomputes_them_when_asked(spark, pipeline_run, tmp_path):
-    """On a copy of the demo night's lake: ``silver/broker_usage`` and the silver checks, run a second time with
-    nothing changed, are reported from the first run, the tables untouched; a new commit of one of broker_usage's
-    inputs, or the recompute tag, computes it again. (The first run computes whatever the tests before this one
-    changed in the shared lake; the crash test resumes bronze from a real killed run.)"""
+def test_a_night_run_again_resumes_its_steps_and_recomputes_them_when_asked(spark, pipeline_run, demo_lake_copy):
+    """On a copy of the demo night's lake: the silver tables and their checks, run again with nothing changed, are
+    reported from the demo night's run, the tables untouched; a new commit of one of ``silver/broker_usage``'s
+    inputs, or the recompute tag, computes it again. (The crash test resumes bronze from a real killed run.)"""
     from assets.definitions import all_assets
     from assets.quality import checks
     from assets.resources import LakeResource, SparkResource
 
-    root = Path(shutil.copytree(pipeline_run[1], tmp_path / "lake"))
-    usage = [a for a in all_assets if "silver/broker_usage" in {k.to_user_string() for k in a.keys}]
-    silver_checks = [c for c in checks if "silver_broker_usage" in str(c.check_keys)]
+    night, root = pipeline_run[0], demo_lake_copy
+    silver = [a for a in all_assets if any(k.path[0] == "silver" for k in a.keys)]
+    usage = [a for a in silver if "silver/broker_usage" in {k.to_user_string() for k in a.keys}]
+    silver_checks = [c for c in checks if "silver_broker_usage" in str(c.check_keys)]  # a step's checks: all or none
     resources = {"spark": SparkResource(), "lake": LakeResource(root=str(root))}
+    computed = {e.asset_key.to_user_string(): e.materialization.metadata
+                for e in night.get_asset_materialization_events()}
+    checked = {e.check_name: e for e in night.get_asset_check_evaluations()}
+    commits = lambda: sorted(str(p.relative_to(root)) for p in root.glob("*/*/_delta_log/*.json"))  # noqa: E731
+    before = commits()
 
     def run(assets, **tags):
         result = dg.materialize(assets, partition_key=DEMO_DAY, resources=resources, tags=tags,
                                 instance=dg.DagsterInstance.ephemeral())
         assert result.success
         run.checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
-        run.id = result.run_id
         return {e.asset_key.to_user_string(): e.materialization.metadata
                 for e in result.get_asset_materialization_events()}
 
-    first = run([*usage, *silver_checks])
-    first_checks, before = run.checks, table_fingerprints(spark, root)
-    second = run([*usage, *silver_checks])
-    step = json.loads((root / ".steps" / DEMO_DAY / "silver__broker_usage.json").read_text())
-    assert second["silver/broker_usage"]["resumed_from_run"].value == step["run_id"] != run.id
-    assert second["silver/broker_usage"]["dagster/row_count"].value == \
-        first["silver/broker_usage"]["dagster/row_count"].value == step["results"][0]["metadata"]["dagster/row_count"][1] > 0
-    checked = json.loads((root / ".steps" / DEMO_DAY / "silver_checks.json").read_text())  # the suites: not run again
-    assert sorted(run.checks) == sorted(first_checks) == sorted(r["check"] for r in checked["results"])
-    assert list(run.checks) == ["silver_broker_usage"] and all(
-        e.passed == first_checks[name].passed and e.metadata["resumed_from_run"].value == checked["run_id"]
-        and e.description == first_checks[name].description for name, e in run.checks.items())
-    assert table_fingerprints(spark, root) == before
+    again = run([*silver, *silver_checks])
+    assert sorted(again) == sorted(k for k in computed if k.startswith("silver/")) and len(again) == 4
+    for table, meta in again.items():
+        assert meta["resumed_from_run"].value == night.run_id
+        assert {k: v for k, v in meta.items() if k != "resumed_from_run"} == computed[table]
+    assert len(run.checks) == 4 and all(
+        e.metadata["resumed_from_run"].value == night.run_id
+        and (e.passed, e.description) == (checked[name].passed, checked[name].description)
+        for name, e in run.checks.items())
+    assert commits() == before  # nothing written
 
     lake = Lake(str(root))
     lake.write_partition(lake.read(spark, "bronze", "config", DEMO_DAY), "bronze", "config", DEMO_DAY)  # same rows
     assert "resumed_from_run" not in run(usage)["silver/broker_usage"]
     assert "resumed_from_run" in run(usage)["silver/broker_usage"]  # and now done again
     assert "resumed_from_run" not in run(usage, **{RECOMPUTE_TAG: "true"})["silver/broker_usage"]
-    assert table_fingerprints(spark, root) == before  # bronze/config written again with the same rows
