@@ -53,11 +53,16 @@ def resumed(context, spark, lake, compute, extra=None, resumable=True, step=None
     fresh = not resumable or context.run.tags.get(RECOMPUTE_TAG) == "true"
     record = None if fresh else steps.unchanged(step, given, shared)
     if record is not None:
-        context.log.info(f"{step}: not computed again: its tables are as run {record.run_id} wrote them, from the "
-                         "same inputs, code and settings")
-        for kept in record.results:
-            yield _again(kept, record.run_id)
-        return
+        try:
+            again = [_again(kept, record.run_id) for kept in record.results]
+        except Exception as exc:  # noqa: BLE001 - a record this code cannot read back: the step runs instead
+            context.log.warning(f"{step}: its record from run {record.run_id} cannot be reported again "
+                                f"({type(exc).__name__}: {exc}): computed again")
+        else:
+            context.log.info(f"{step}: not computed again: its tables are as run {record.run_id} wrote them, from "
+                             "the same inputs, code and settings")
+            yield from again
+            return
     with steps.watching() as seen:
         out = compute()
         results = [out] if isinstance(out, dg.MaterializeResult) else list(out)

@@ -2,6 +2,7 @@
 from inputs, code and settings that have not changed since, is not computed again; any change computes it again.
 The crash-and-rerun test (``test_recovery``) holds resumed nights to a clean run's tables under real ``kill -9``s."""
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -47,7 +48,7 @@ def test_a_step_is_done_while_its_inputs_and_outputs_are_as_it_left_them(spark, 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("change", ["input written", "output written", "looked-for table created",
-                                    "input deleted and written anew", "record unreadable"])
+                                    "input deleted and written anew", "record unreadable", "record of another shape"])
 def test_any_change_since_computes_the_step_again(spark, tmp_path, change):
     lake = Lake(str(tmp_path))
     steps = Steps(spark, lake, DAY)
@@ -62,8 +63,11 @@ def test_any_change_since_computes_the_step_again(spark, tmp_path, change):
     elif change == "input deleted and written anew":  # the same version number, another table
         shutil.rmtree(lake.path("silver", "a"))
         lake.write_partition(_rows(spark, [1, 2]), "silver", "a", DAY)
-    else:
+    elif change == "record unreadable":
         Path(steps.folder, "b.json").write_text("{\"step\": ")
+    else:
+        record = json.loads(Path(steps.folder, "b.json").read_text())
+        Path(steps.folder, "b.json").write_text(json.dumps({**record, "inputs": {"silver/a": 7}}))
     assert steps.unchanged("b", "g") is None
 
 
@@ -192,3 +196,6 @@ def test_a_night_run_again_resumes_its_steps_and_recomputes_them_when_asked(spar
     assert "resumed_from_run" not in run(usage)["silver/broker_usage"]
     assert "resumed_from_run" in run(usage)["silver/broker_usage"]  # and now done again
     assert "resumed_from_run" not in run(usage, **{RECOMPUTE_TAG: "true"})["silver/broker_usage"]
+    record = root / ".steps" / DEMO_DAY / "silver__broker_usage.json"
+    record.write_text(record.read_text().replace("IntMetadataValue", "NoSuchMetadataValue"))  # not this code's
+    assert "resumed_from_run" not in run(usage)["silver/broker_usage"]  # computed: the record is not trusted

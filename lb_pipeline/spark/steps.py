@@ -98,11 +98,14 @@ class Steps:
         if record is None or record.given != given or not record.outputs:
             return None
         root = self.lake.root.rstrip("/")
-        for table, state in {**record.inputs, **record.outputs}.items():
-            log = _Log(self.spark, f"{root}/{table}")
-            now = log.at(state[0]) if table in shared and state is not None else log.newest()
-            if (None if now is None else list(now)) != state:
-                return None
+        try:
+            for table, state in {**record.inputs, **record.outputs}.items():
+                log = _Log(self.spark, f"{root}/{table}")
+                now = log.at(int(state[0])) if table in shared and state is not None else log.newest()
+                if (None if now is None else list(now)) != state:
+                    return None
+        except (TypeError, ValueError, IndexError, AttributeError):  # a record this code did not write
+            return None
         return record
 
     @contextmanager
