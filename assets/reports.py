@@ -7,6 +7,7 @@ from assets.partitions import daily
 from assets.resources import LakeResource, ReportsResource, SparkResource
 from lb_pipeline.report.context import build_context, night_clusters
 from lb_pipeline.report.render import render_nightly, write_report
+from lb_pipeline.spark.steps import Steps
 from lb_pipeline.transforms.night_runs import COMPLETE
 
 
@@ -25,8 +26,13 @@ def nightly_report(context: dg.AssetExecutionContext, spark: SparkResource, lake
     report per cluster of the night."""
     day, s, lk = context.partition_key, spark.session, lake.lake
     paths, splits, unloads = {}, 0, 0
+    resumed: dict[str, list[str]] = {}  # the steps an earlier run computed and this one resumed, by that run
+    for step, run_id in Steps(s, lk, day).computed_by().items():
+        if run_id != context.run.run_id:
+            resumed.setdefault(run_id, []).append(step)
     for cluster in night_clusters(s, lk, day):
-        ctx = build_context(s, lk, day, cluster, day_config(s, lk, day, cluster), run_id=context.run.run_id)
+        ctx = build_context(s, lk, day, cluster, day_config(s, lk, day, cluster), run_id=context.run.run_id,
+                            resumed=resumed)
         paths[cluster] = write_report(reports.folder, cluster, day, render_nightly(ctx), ctx["partial_nights"])
         splits, unloads = splits + len(ctx["actions"]["splits"]), unloads + len(ctx["actions"]["unloads"])
         context.log.info(f"report written to {paths[cluster]}")

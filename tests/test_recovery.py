@@ -6,6 +6,7 @@ table); each run resumes from what the runs before it completed. A second run of
 exits at once naming the run that holds the day, and the first completes with one report."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,9 @@ def test_kill_9_in_bronze_in_silver_and_in_gold_then_a_rerun_on_a_spark_cluster_
     for report in night.reports.resolve().glob(f"*/{DEMO_DAY}.html"):
         assert f"  {report}\n  {report.parent / 'index.html'} (every night of {report.parent.name})" in \
             night.rerun_output
+        resumed = re.search(r'<p data-testid="resumed">(.*?)</p>', report.read_text())  # says which run computed what
+        assert resumed and all(re.search(rf"run [0-9a-f-]+: [^;]*\b{step}\b", resumed.group(1))
+                               for step in night.resumed[3]), resumed
 
     assert len(list(night.reports.glob(f"*/{DEMO_DAY}.html"))) == \
         len({p.parent.parent.name for p in demo_landing.glob("*/*/manifest.json")})

@@ -58,7 +58,8 @@ def night_clusters(spark, lake, day: str) -> list[str]:
     return sorted(found) or ["unknown"]
 
 
-def build_context(spark, lake, day: str, cluster: str, config: PulsarConfig | ClusterConfigs, run_id: str = "") -> dict:
+def build_context(spark, lake, day: str, cluster: str, config: PulsarConfig | ClusterConfigs, run_id: str = "",
+                  resumed: dict[str, list[str]] | None = None) -> dict:
     """Everything the nightly report of ``cluster`` shows (its rows of every table, and the rows of no cluster: a
     file outside any cluster folder). Its few dozen small queries wait for nothing but the night's last snapshot,
     so they run four at a time, each one's planning, Delta log and scheduling overlapping the others': one at a
@@ -66,7 +67,9 @@ def build_context(spark, lake, day: str, cluster: str, config: PulsarConfig | Cl
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="report") as pool:
-        return _context(pool.submit, spark, lake, day, cluster, ClusterConfigs.of_any(config), run_id)
+        ctx = _context(pool.submit, spark, lake, day, cluster, ClusterConfigs.of_any(config), run_id)
+    ctx["provenance"]["resumed"] = resumed or {}  # run → the steps it computed that this run did not compute again
+    return ctx
 
 
 def _context(soon, spark, lake, day: str, cluster: str, configs: ClusterConfigs, run_id: str) -> dict:

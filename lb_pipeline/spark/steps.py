@@ -126,6 +126,22 @@ class Steps:
         self._store(step, json.dumps(record.__dict__, sort_keys=True, indent=1))
         return record
 
+    def computed_by(self) -> dict[str, str]:
+        """Step → the run that last computed it, for the day's steps that have a record."""
+        local = self._local(self.folder)
+        try:
+            if local is not None:
+                names = os.listdir(local) if os.path.isdir(local) else []
+            else:
+                jvm = self.spark.sparkContext._jvm
+                folder = jvm.org.apache.hadoop.fs.Path(self.folder)
+                fs = folder.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+                names = [st.getPath().getName() for st in fs.listStatus(folder)] if fs.exists(folder) else []
+        except Exception:  # noqa: BLE001 - no records to list: none to name
+            return {}
+        steps = sorted(name[: -len(".json")] for name in names if name.endswith(".json"))
+        return {step: record.run_id for step in steps if (record := self._load(step)) is not None}
+
     # a record is a small JSON file beside the tables: written whole (a temporary file renamed), read as a whole
 
     def _path(self, step: str) -> str:
