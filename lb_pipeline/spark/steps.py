@@ -4,14 +4,14 @@ is not computed again.
 Each step of a night is watched while it runs (``lake.watch``): every table it read or looked for, at its newest
 commit as the step first saw it, and every table it wrote, at the commit its writes left. Once the step has ended
 those go, with what else decides its result (the code, the settings, the step's run config, the landing folder's
-files for ingest), into a record in ``<lake>/.steps/<day>/<step>.json``. A later run of the day (the re-run after a
+files for ingest, the suites' files for a layer's checks), into a record in ``<lake>/.steps/<day>/<step>.json``. A later run of the day (the re-run after a
 ``kill -9``, a crash or a scheduled re-run) takes the step as done when the record's inputs are still what every
 table is now, its outputs are still the tables' newest commits and the rest is unchanged; anything else, a missing
 or unreadable record included, computes the step again, which writes the same rows (the writes are idempotent).
 A table's commit is the whole table's, so a write of another day since makes the step run again: cautious, never
 stale.
 
-What is not in a record is not taken on trust: the report and the data-quality checks always run, and a run tagged
+The report always runs (and names the steps it found done, and the runs that did them); a run tagged
 ``lb_pipeline/recompute=true`` (``python -m assets.run --recompute``) computes every step.
 """
 
