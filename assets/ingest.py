@@ -8,7 +8,7 @@ from assets.resume import resumed
 from assets.partitions import daily
 from assets.resources import LakeResource, LandingResource, SparkResource
 from lb_pipeline.ingest.bronze import ingest_day
-from lb_pipeline.ingest.landing import day_state
+from lb_pipeline.ingest.landing_state import day_state
 from lb_pipeline.ingest.tables import TABLES
 from lb_pipeline.transforms import night_runs
 

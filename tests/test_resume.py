@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from lb_pipeline.ingest.landing import day_state
+from lb_pipeline.ingest.landing_state import day_state
 from lb_pipeline.ingest.tables import TABLES
 from lb_pipeline.spark.lake import Lake
 from lb_pipeline.spark.steps import RECOMPUTE_TAG, Steps
@@ -80,7 +80,7 @@ def test_a_step_that_fails_leaves_no_record_and_stops_watching(spark, tmp_path):
             lake.write_partition(_rows(spark, [1]), "gold", "b", DAY)
             1 / 0
     assert steps.unchanged("b", "g") is None
-    from lb_pipeline.spark.lake import _WATCHES
+    from lb_pipeline.spark.watch import _WATCHES
 
     assert _WATCHES == []
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from lb_pipeline.snapshots.layout import day_problem
 from lb_pipeline.spark.read_cache import READS, ROW_PER_TOPIC
+from lb_pipeline.spark.watch import seen, written
 
 LAYERS = ("bronze", "silver", "gold")
 PARTITION_COLUMN = "snapshot_date"
@@ -119,58 +119,6 @@ def first_rows(result: WriteResult, n: int, columns: list[str]):
     return pdf.reindex(columns=columns)
 
 
-class Watch:
-    """What one step of a night read and wrote under a lake root: each table's newest commit as the step first saw
-    it (None: no table there), and as its own writes left it (``spark.steps`` resumes a night from them). Steps of
-    the in-process executor run one at a time, but a step's writes may run in threads: hence a lock, not a context
-    variable."""
-
-    def __init__(self, root: str):
-        self.root = root.rstrip("/") + "/"
-        self.read: dict[str, tuple[int, int] | None] = {}
-        self.wrote: dict[str, tuple[int, int] | None] = {}
-
-
-_WATCHES: list[Watch] = []
-_WATCHES_LOCK = threading.Lock()
-
-
-def watch(root: str) -> Watch:
-    """Start recording the tables read and written under ``root`` (until ``unwatch``)."""
-    w = Watch(root)
-    with _WATCHES_LOCK:
-        _WATCHES.append(w)
-    return w
-
-
-def unwatch(w: Watch) -> None:
-    with _WATCHES_LOCK:
-        if w in _WATCHES:
-            _WATCHES.remove(w)
-
-
-def _watching(path: str) -> list[Watch]:
-    with _WATCHES_LOCK:
-        return [w for w in _WATCHES if path.startswith(w.root)]
-
-
-def _seen(spark, path: str, newest=False) -> None:
-    """A read (or a look) at ``path``, for the steps watching it: its newest commit (``newest`` when known)."""
-    watches = _watching(path)
-    if watches:
-        state = _Log(spark, path).newest() if newest is False else newest
-        for w in watches:
-            w.read.setdefault(path, state)
-
-
-def _written(spark, path: str) -> None:
-    watches = _watching(path)
-    if watches:
-        state = _Log(spark, path).newest()
-        for w in watches:
-            w.wrote[path] = state
-
-
 @dataclass(frozen=True)
 class Lake:
     root: str
@@ -183,8 +131,9 @@ class Lake:
     def exists(self, spark, layer: str, table: str) -> bool:
         from delta.tables import DeltaTable
 
-        _seen(spark, self.path(layer, table))
-        return DeltaTable.isDeltaTable(spark, self.path(layer, table))
+        path = self.path(layer, table)
+        seen(path, lambda: _Log(spark, path).newest())
+        return DeltaTable.isDeltaTable(spark, path)
 
     def write_partition(self, df, layer: str, table: str, partition: str, where: dict[str, str] | None = None) -> WriteResult:
         """Replace one ``snapshot_date`` partition of a Delta table with ``df`` (creating the table if needed).
@@ -217,7 +166,7 @@ class Lake:
             outside = f" or outside {where}" if where else ""
             raise ValueError(f"{layer}/{table}: writing partition {partition} got rows of another partition{outside} "
                              f"({_first_line(exc)})") from None
-        _written(df.sparkSession, path)
+        written(path, lambda: _Log(df.sparkSession, path).newest())
         # The commit's own metrics give the row count: no second Spark job over the data.
         return _Log(df.sparkSession, path).written(token, started_ms)
 
@@ -231,14 +180,15 @@ class Lake:
             return df if partition is None else df.where(df[PARTITION_COLUMN] == partition)
 
         newest = None if (layer, table) in ROW_PER_TOPIC else _Log(spark, path).newest()
-        _seen(spark, path, False if newest is None else newest)
+        seen(path, lambda: newest if newest is not None else _Log(spark, path).newest())
         if newest is None:
             return load()
         return READS.get((spark.sparkContext.applicationId, path, partition, *newest), load)
 
     def version(self, spark, layer: str, table: str) -> int:
-        _seen(spark, self.path(layer, table))
-        return _Log(spark, self.path(layer, table)).versions()[0]
+        path = self.path(layer, table)
+        seen(path, lambda: _Log(spark, path).newest())
+        return _Log(spark, path).versions()[0]
 
 
 class _Log:

@@ -1,7 +1,7 @@
 """A night resumed where it stopped: a step whose tables a run committed, from inputs that have not changed since,
 is not computed again.
 
-Each step of a night is watched while it runs (``lake.watch``): every table it read or looked for, at its newest
+Each step of a night is watched while it runs (``spark.watch``): every table it read or looked for, at its newest
 commit as the step first saw it, and every table it wrote, at the commit its writes left. Once the step has ended
 those go, with what else decides its result (the code, the settings, the step's run config, the landing folder's
 files for ingest, the suites' files for a layer's checks), into a record in ``<lake>/.steps/<day>/<step>.json``. A later run of the day (the re-run after a
@@ -27,7 +27,8 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import urlparse
 
-from lb_pipeline.spark.lake import Lake, _Log, unwatch, watch
+from lb_pipeline.spark.lake import Lake, _Log
+from lb_pipeline.spark.watch import unwatch, watch
 
 RECORDS = ".steps"
 RECOMPUTE_TAG = "lb_pipeline/recompute"
@@ -110,7 +111,7 @@ class Steps:
 
     @contextmanager
     def watching(self):
-        """What a step reads and writes under the lake while inside (``lake.Watch``)."""
+        """What a step reads and writes under the lake while inside (``watch.Watch``)."""
         seen = watch(self.lake.root)
         try:
             yield seen
