@@ -6,6 +6,8 @@ import json
 import zipfile
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lb_pipeline.formats import brokers, cluster, topics
 from lb_pipeline.formats.values import FileProblem, Problem, RowProblem, boolean, integer, load_json, num
@@ -44,6 +46,50 @@ def test_bad_content_is_a_file_problem_never_another_exception(content, why):
     with pytest.raises(FileProblem) as caught:
         load_json(content)
     assert why in caught.value.problem.reason and caught.value.problem.whole_file
+
+
+def _json_reads(content: bytes):
+    """What Python's json (the reference, and the fallback that names every problem) makes of ``content``."""
+    from lb_pipeline.formats.values import _reject_constant, _unique_keys
+
+    return json.loads(content.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON, st.booleans(), st.sampled_from([None, 1, "\t"]))
+def test_a_document_reads_to_the_values_json_reads_it_to(value, ascii_only, indent):
+    content = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode()
+    got, expected = load_json(content), _json_reads(content)
+    assert got == expected and json.dumps(got) == json.dumps(expected)  # -0.0, int against float, key order
+
+
+@pytest.mark.parametrize("content", [
+    b"1e400", b"[-1E400, 1e-400, -0, -0.0, 0e0, 1.0E7, 4.9e-324, 1.7976931348623157e308]",
+    b"[123456789012345678901234567890, -9223372036854775809, 0.1000000000000000055511151231257827]",
+    b"1" + b"0" * 4299, b'["\\ud83d\\ude00", "\\udbff\\udfff", "\\u0000", "\\/", "\x7f", ""]', b' \t\r\n{"": 1}\n ',
+    b'"\\ud800"', b'["\\udc00x", "\\ud800\\u0041"]',  # lone surrogates: json reads them, encodable_rows refuses them
+])
+def test_edge_values_read_as_json_reads_them(content):
+    assert json.dumps(load_json(content)) == json.dumps(_json_reads(content))
+
+
+def test_a_valid_document_is_read_without_jsons_slower_parse(monkeypatch):
+    """The fast reader is in use (a silent fallback for every file would double bronze's parse time)."""
+    from lb_pipeline.formats import values
+
+    def slow(*_, **__):
+        raise AssertionError("json's parse ran for a valid document")
+
+    monkeypatch.setattr(values.json, "loads", slow)
+    assert load_json(b'{"a": [1, 2.5, "x", null, true]}') == {"a": [1, 2.5, "x", None, True]}
+    with pytest.raises(AssertionError, match="json's parse ran"):  # refused: json names the problem
+        load_json(b'{"a": 1, "a": 2}')
 
 
 def test_the_recursion_limit_is_a_file_problem_when_the_depth_limit_is_lifted():
