@@ -24,6 +24,10 @@ from lb_pipeline.settings import spark_settings_from_env
 from tests.conftest import DEMO_DAY, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+# The nights' processes (and every process they start: JVMs, Python workers, the standalone cluster) run at a lower
+# CPU priority than the session's: the foreground's tests are the suite's critical path (each waits on its own small
+# Spark jobs, a core and a fifth busy on average), and the nights take what it leaves idle instead of slowing it.
+LOW_PRIORITY = ["nice", "-n", "10"] if shutil.which("nice") else []
 # The environment as the session started: tests that set variables (monkeypatch, LB_MAX_FILE_BYTES) while a
 # night runs must not reach into the runs it starts.
 ENV = dict(os.environ)
@@ -35,9 +39,9 @@ class Stopped(Exception):
 
 def main_command(landing: Path, lake: Path, reports: Path, log: Path, **env: str) -> subprocess.Popen:
     """``python -m assets.run`` in its own process group (so ``kill -9`` takes its JVM with it)."""
-    return subprocess.Popen([sys.executable, "-m", "assets.run", "--landing", str(landing), "--lake", str(lake),
-                             "--reports", str(reports)], cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            env={**ENV, **env}, start_new_session=True)
+    return subprocess.Popen([*LOW_PRIORITY, sys.executable, "-m", "assets.run", "--landing", str(landing),
+                             "--lake", str(lake), "--reports", str(reports)], cwd=ROOT, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT, env={**ENV, **env}, start_new_session=True)
 
 
 def _until(ready, proc: subprocess.Popen, stop: threading.Event, log: Path, timeout: float = 900) -> None:
@@ -176,7 +180,8 @@ def real_night(_landing: Path, tmp: Path, stop: threading.Event) -> RealNight:
     # moment stamped the schema twice ("alembic_version has more than one head"), and every later open failed
     with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.get_runs(limit=1)
-    daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+    daemon = subprocess.Popen([*LOW_PRIORITY, str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w",
+                               "workspace.yaml"],
                               cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
                               env={**ENV, "DAGSTER_HOME": str(home), "LB_LANDING": str(landing),
                                    "LB_LAKE_ROOT": str(lake), "LB_REPORTS_DIR": str(reports)})
@@ -254,8 +259,9 @@ def standalone_cluster(tmp: Path, stop: threading.Event):
     try:
         for name, args in commands.items():
             log = tmp / f"{name}.log"
-            procs.append(subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env, cwd=tmp,
-                                          stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True))
+            procs.append(subprocess.Popen([*LOW_PRIORITY, str(home / "bin" / "spark-class"), *args], env=env,
+                                          cwd=tmp, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                                          start_new_session=True))
             _until(lambda: ready[name] in log.read_text(errors="replace"), procs[-1], stop, log, timeout=120)
         yield url, tmp / "work"
     finally:

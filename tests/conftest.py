@@ -21,7 +21,14 @@ from lb_pipeline.settings import SparkSettings, spark_settings_from_env
 # compiling a class per projection cost more than running it (docs/benchmarks.md: a warm demo night's JVM spent 40 %
 # of its CPU in code generation). Results are the same either way; it is Spark's own fallback path.
 TEST_SPARK_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
-os.environ["LB_SPARK_CONF"] = json.dumps({**TEST_SPARK_CONF, **spark_settings_from_env().conf})
+# The JVMs of the processes the suite starts (the background nights, the main command's tests) compile with the JIT's
+# first tier only: they live a few minutes on small days, where the optimizing compiler's work does not pay back (the
+# crashed night's five runs alone: 408.8 → 271.9 CPU-s of the host, 233.5 → 193.7 s). Not the session's own JVM,
+# which runs the whole suite: its hot paths pay back (first tier only, it had used 758 CPU-s by half the suite
+# against 630 for all of it).
+FIRST_TIER = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+              "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
+os.environ["LB_SPARK_CONF"] = json.dumps({**TEST_SPARK_CONF, **FIRST_TIER, **spark_settings_from_env().conf})
 
 DEMO_DAY = "2026-01-15"
 DEMO_SNAPSHOTS = 4
@@ -38,7 +45,7 @@ def spark(tmp_path_factory):
     settings = SparkSettings(
         master="local[2]", shuffle_partitions=2, app_name="lb-pipeline-tests",
         conf={"spark.ui.enabled": "false", "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse")),
-              **env.conf},
+              **{k: v for k, v in env.conf.items() if FIRST_TIER.get(k) != v}},
         delta_jars_dir=env.delta_jars_dir, ivy_settings=env.ivy_settings, ivy_dir=env.ivy_dir,
     )
     session = get_session(settings)
