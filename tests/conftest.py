@@ -31,7 +31,7 @@ FIRST_TIER = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 # The session's own JVM collects garbage with the parallel collector, not G1: its heap holds every table version the
 # read cache keeps for the whole suite, and G1's concurrent marking had cost 97 of the JVM's 732 CPU-s over the
 # suite (its collector threads 38 more); with the parallel collector its collector threads took 63 of 638.
-SESSION_JVM = {"spark.driver.extraJavaOptions": "-XX:+UseParallelGC"}
+SESSION_JVM = {"spark.driver.extraJavaOptions": "-XX:+UseParallelGC"}  # unless LB_SPARK_CONF names the JVM's own
 os.environ["LB_SPARK_CONF"] = json.dumps({**TEST_SPARK_CONF, **FIRST_TIER, **spark_settings_from_env().conf})
 
 DEMO_DAY = "2026-01-15"
@@ -49,7 +49,7 @@ def spark(tmp_path_factory):
     settings = SparkSettings(
         master="local[2]", shuffle_partitions=2, app_name="lb-pipeline-tests",
         conf={"spark.ui.enabled": "false", "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse")),
-              **{k: v for k, v in env.conf.items() if FIRST_TIER.get(k) != v}, **SESSION_JVM},
+              **SESSION_JVM, **{k: v for k, v in env.conf.items() if FIRST_TIER.get(k) != v}},
         delta_jars_dir=env.delta_jars_dir, ivy_settings=env.ivy_settings, ivy_dir=env.ivy_dir,
     )
     session = get_session(settings)
