@@ -1,7 +1,7 @@
 """The nightly run against Spark's floor, on the same day, in one process.
 
     .venv/bin/python benchmarks/bench_pipeline.py [--preset S|M|L] [--snapshots N] [--skip-floor]
-                                                  [--nights N] [--variant KEY=VALUE] [--sites N]
+                                                  [--nights N] [--variant KEY=VALUE] [--sites N] [--queries N]
 
 Generates the preset's day under benchmarks/.data/<preset>/ (once), then in one Spark session (as production
 runs): the floor job (``floor_job.py``: the irreducible work, plain PySpark) and the whole nightly graph
@@ -127,6 +127,30 @@ def jobs_per_step(spark, first: int, steps) -> dict[str, int]:
     return {key: sum(start <= t <= end for t in submitted) for key, start, end in steps}
 
 
+def queries_per_step(spark, steps, top: int) -> list[tuple[str, int, int, float, list[tuple[int, str]]]]:
+    """Per step: (step, SQL queries started in its window, their jobs, their seconds summed, its ``top`` call sites by
+    query count). A query is one execution of a plan (a collect, a write, a cache fill, Delta's own queries); each
+    costs analysis, optimization and planning on the driver before its jobs run."""
+    import json
+    import urllib.request
+    from collections import Counter
+
+    ui = spark.sparkContext.uiWebUrl
+    if not ui:
+        return []
+    url = f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/sql?details=false&offset=0&length=100000"
+    with urllib.request.urlopen(url) as answer:
+        executions = json.load(answer)
+    out = []
+    for key, start, end in steps:
+        mine = [e for e in executions if start <= _ms(e.get("submissionTime")) / 1000 <= end]
+        jobs = sum(len(e.get("successJobIds", [])) + len(e.get("failedJobIds", [])) for e in mine)
+        sites = Counter(re.sub(r":\d+$", "", (e.get("description") or "?").splitlines()[0])[:110] for e in mine)
+        out.append((key, len(mine), jobs, sum(e.get("duration", 0) for e in mine) / 1000,
+                    [(n, site) for site, n in sites.most_common(top)]))
+    return out
+
+
 def _ms(stamp: str | None) -> float:
     from datetime import datetime
 
@@ -170,6 +194,8 @@ def main() -> int:
     parser.add_argument("--data", default=str(Path(__file__).parent / ".data"))
     parser.add_argument("--skip-floor", action="store_true")
     parser.add_argument("--sites", type=int, default=0, help="print the N most frequent Spark job call sites")
+    parser.add_argument("--queries", type=int, default=0, metavar="N",
+                        help="print each step's SQL queries (count, jobs, seconds) and its N most frequent call sites")
     parser.add_argument("--nights", type=int, default=1,
                         help="run the night N times in the JVM, each on a fresh lake (the first pays the JIT)")
     parser.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",
@@ -226,6 +252,14 @@ def main() -> int:
     plain = meters["pipeline"]  # the last plain night's call sites, not the variants' after it
     for n, took, site in job_sites(spark, plain.first_job, plain.last_job, args.sites) if args.sites else ():
         print(f"  {n:5d} jobs {took:7.1f} s  {site}")
+    if args.queries:
+        rows = queries_per_step(spark, windows, args.queries)
+        print(f"\nSQL queries of the last plain night: {sum(r[1] for r in rows)} "
+              f"({sum(r[2] for r in rows)} of their jobs)")
+        for key, n, jobs, took, sites in sorted(rows, key=lambda r: -r[1]):
+            print(f"  {key:44} {n:4d} queries {jobs:4d} jobs {took:6.1f} s")
+            for k, site in sites:
+                print(f"      {k:4d}  {site}")
     print("pipeline " + ("succeeded" if ok else "FAILED"))
     return 0 if ok else 1
 
