@@ -95,17 +95,22 @@ def _peak_rss(pid: int) -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 if pid == os.getpid() else 0
 
 
-def job_sites(spark, first: int, last: int, top: int) -> list[tuple[int, float, str]]:
-    """(jobs, seconds, call site | description) of the jobs after ``first`` up to ``last``, most frequent first, from
-    the Spark UI's REST API (numbers in descriptions read N: Delta's name a version or a table)."""
+def _rest(spark, what: str) -> list[dict]:
+    """The Spark UI's REST API answer about this application (``jobs``, ``sql?…``); [] without a UI."""
     import json
     import urllib.request
 
     ui = spark.sparkContext.uiWebUrl
     if not ui:
         return []
-    with urllib.request.urlopen(f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/jobs") as answer:
-        jobs = [j for j in json.load(answer) if first < j["jobId"] <= last]
+    with urllib.request.urlopen(f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/{what}") as answer:
+        return json.load(answer)
+
+
+def job_sites(spark, first: int, last: int, top: int) -> list[tuple[int, float, str]]:
+    """(jobs, seconds, call site | description) of the jobs after ``first`` up to ``last``, most frequent first, from
+    the Spark UI's REST API (numbers in descriptions read N: Delta's name a version or a table)."""
+    jobs = [j for j in _rest(spark, "jobs") if first < j["jobId"] <= last]
     sites: dict[str, list[float]] = {}
     for j in jobs:
         took = (_ms(j.get("completionTime")) - _ms(j.get("submissionTime"))) / 1000
@@ -116,14 +121,7 @@ def job_sites(spark, first: int, last: int, top: int) -> list[tuple[int, float, 
 
 def jobs_per_step(spark, first: int, steps) -> dict[str, int]:
     """Spark jobs submitted within each step's window (steps run one at a time in the in-process executor)."""
-    import json
-    import urllib.request
-
-    ui = spark.sparkContext.uiWebUrl
-    if not ui:
-        return {}
-    with urllib.request.urlopen(f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/jobs") as answer:
-        submitted = [_ms(j.get("submissionTime")) / 1000 for j in json.load(answer) if j["jobId"] > first]
+    submitted = [_ms(j.get("submissionTime")) / 1000 for j in _rest(spark, "jobs") if j["jobId"] > first]
     return {key: sum(start <= t <= end for t in submitted) for key, start, end in steps}
 
 
@@ -131,16 +129,9 @@ def queries_per_step(spark, steps, top: int) -> list[tuple[str, int, int, float,
     """Per step: (step, SQL queries started in its window, their jobs, their seconds summed, its ``top`` call sites by
     query count). A query is one execution of a plan (a collect, a write, a cache fill, Delta's own queries); each
     costs analysis, optimization and planning on the driver before its jobs run."""
-    import json
-    import urllib.request
     from collections import Counter
 
-    ui = spark.sparkContext.uiWebUrl
-    if not ui:
-        return []
-    url = f"{ui}/api/v1/applications/{spark.sparkContext.applicationId}/sql?details=false&offset=0&length=100000"
-    with urllib.request.urlopen(url) as answer:
-        executions = json.load(answer)
+    executions = _rest(spark, "sql?details=false&offset=0&length=100000")
     out = []
     for key, start, end in steps:
         mine = [e for e in executions if start <= _ms(e.get("submissionTime")) / 1000 <= end]
