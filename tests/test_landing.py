@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lb_pipeline.ingest.landing import list_day
-from lb_pipeline.ingest.reading import OPEN_COST, TASKS, packed, read_listed
+from lb_pipeline.ingest.reading import MIN_SPLIT, OPEN_COST, TASKS, packed, read_listed
 from lb_pipeline.ingest.tables import TABLES, locate
 
 DAY = "2026-01-15"
@@ -171,15 +171,27 @@ def test_validate_snapshot_names_a_folder_that_is_not_utf8_on_a_strict_terminal(
 
 def test_files_pack_into_tasks_by_their_sizes_alone():
     sizes = {f"file:/l/c/{DAY}T00-00-00Z/topics/b{i}_8080.json": (i % 7 + 1) * 10_000 for i in range(100)}
-    sizes["file:/l/big.json"] = 5_000_000
+    sizes["file:/l/big.json"] = 2 * MIN_SPLIT
+    sizes.update({f"file:/l/c/{DAY}T01-00-00Z/topics/b{i}_8080.json": 3_000_000 + i for i in range(40)})
     groups = packed(list(sizes), sizes)
     assert sorted(p for g in groups for p in g) == sorted(sizes)  # every file once
     assert groups == packed(sorted(sizes, reverse=True), sizes)  # the listing's order does not matter
     assert groups[0] == ["file:/l/big.json"]  # largest first, alone: it passes a task's share by itself
     share = (sum(sizes.values()) + len(sizes) * OPEN_COST) // TASKS
+    assert share > MIN_SPLIT  # a day large enough to be cut in sixteenths
     used = [sum(sizes[p] + OPEN_COST for p in g) for g in groups]
     assert all(u - OPEN_COST <= share for u in used[1:])  # no task holds more than its share
     assert all(u + sizes[g[0]] > share for u, g in zip(used, groups[1:]))  # and each is closed only when full
+
+
+def test_a_small_day_packs_into_tasks_of_at_least_min_split():
+    sizes = {f"file:/l/c/{DAY}T00-00-00Z/bundle-data/b{i}.json": 2_000 + i for i in range(300)}
+    groups = packed(list(sizes), sizes)  # 300 files of 2 kB: a sixteenth is 1.3 MB, a task holds 8 MB
+    assert sorted(p for g in groups for p in g) == sorted(sizes)
+    used = [sum(sizes[p] + OPEN_COST for p in g) for g in groups]
+    assert len(groups) == -(-sum(used) // MIN_SPLIT) == 3
+    assert all(u - OPEN_COST <= MIN_SPLIT for u in used)  # as Spark packs: a file is counted its open cost more
+    assert packed(list(sizes)[:10], sizes) == [sorted(list(sizes)[:10], key=lambda p: -sizes[p])]  # ten: one task
 
 
 def test_a_worker_reads_only_the_regular_file_it_was_listed(tmp_path):
