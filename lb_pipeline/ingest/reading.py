@@ -79,8 +79,8 @@ def read_files(spark, paths: list[str], sizes: dict[str, int] | None = None, ids
 def packed(paths: list[str], sizes: dict[str, int]) -> list[list[str]]:
     """The paths in groups, one per task, as Spark's file scans group files with ``small_files``' settings
     (``FilePartition.getFilePartitions``): largest first, a task closed before it would pass a sixteenth of the
-    bytes (each file counted ``OPEN_COST`` more), or ``MIN_SPLIT`` if that is more. The groups depend on the files only, never on the cluster, so
-    the bronze tables come out the same on any cluster."""
+    bytes (each file counted ``OPEN_COST`` more) or ``MIN_SPLIT``, whichever is more. The groups depend on the files
+    only, never on the cluster, so the bronze tables come out the same on any cluster."""
     total = sum(sizes[p] + OPEN_COST for p in paths)
     split = min(MAX_SPLIT, max(MIN_SPLIT, total // TASKS))
     groups, current, used = [], [], 0
