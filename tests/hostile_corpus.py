@@ -98,6 +98,8 @@ def build(landing: Path, outside: Path) -> Corpus:
     t0[2].write_text(t0[2].read_text() + " " * (MAX_BYTES + 1)); c.kind("over LB_MAX_FILE_BYTES", t0[2], "(file)")
     t0[3].write_bytes(b"\xef\xbb\xbf" + t0[3].read_bytes()); c.kind("UTF-8 byte order mark", t0[3], "(file)")  # RFC 8259 forbids it
     t0[4].write_bytes(gzip.compress(t0[4].read_bytes())); c.kind("gzip-compressed file", t0[4], "(file)")
+    t0[5].write_text(t0[5].read_text() + '\n{"extra": 1}\n'); c.kind("a second JSON document after the first", t0[5], "(file)")
+    b0[4].write_bytes(b0[4].read_bytes() + b"\x00" * 64); c.kind("NUL bytes after the JSON", b0[4], "(file)")
     ns0 = s[0] / "namespaces/acme/orders.json"
     with zipfile.ZipFile(ns0.with_suffix(".zip"), "w") as z:
         z.writestr(ns0.name, ns0.read_text())
