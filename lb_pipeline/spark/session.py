@@ -56,6 +56,7 @@ def central_only_settings(ivy_dir: str) -> str:
 
 
 CODEGEN_CACHE_ENTRIES = 10_000
+DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 
 
 def delta_builder(settings: SparkSettings):
@@ -82,6 +83,11 @@ def delta_builder(settings: SparkSettings):
         # distinct ones, so every night compiled them all again (2,400 Janino compilations on a warm demo night,
         # 200 with this; the warm night 71 -> 57 s, the JVM 103 -> 81 CPU-s). A class is ~3 kB of bytecode.
         .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
+        # PySpark records each DataFrame and Column call's Python call site in the JVM for its error messages:
+        # three times the driver's round trips to the JVM (88 against 27 for a select and a filter), 1.5-2 s of
+        # the driver's CPU and 3-6 s of a warm demo night's 47-60 s. Errors still name the operation and the plan;
+        # LB_SPARK_CONF can turn it back on.
+        .config(DEBUGGING, "false")
     )
     if settings.delta_jars_dir:
         jars = sorted(glob.glob(os.path.join(settings.delta_jars_dir, "*.jar")))
