@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lb_pipeline.ingest.landing import list_day
-from lb_pipeline.ingest.reading import MIN_SPLIT, OPEN_COST, TASKS, packed, read_listed
+from lb_pipeline.ingest.reading import MIN_SPLIT, OPEN_COST, TASKS, packed, read_listed, task_count
 from lb_pipeline.ingest.tables import TABLES, locate
 
 DAY = "2026-01-15"
@@ -248,3 +248,11 @@ def test_an_empty_log_or_report_writes_file_holds_no_lines_and_is_not_quarantine
     rows = listing_quarantine(listing)
     assert [(r["source_file"].rsplit("/", 1)[-1], r["reason"]) for r in rows] == [
         ("empty_8080.json", "expected a JSON document, got an empty file")]
+
+
+def test_task_count_is_the_number_of_packed_groups_of_the_distinct_files():
+    sizes = {f"file:/l/{i}.json": 3 * 1024 * 1024 for i in range(8)}
+    paths = list(sizes)
+    assert task_count(paths + paths[:3], sizes) == len(packed(paths, sizes)) == 4  # two 3 MB files to an 8 MB task
+    assert task_count([], {}) == 1
+    assert task_count(["file:/l/unknown.json"], {}) == 1

@@ -93,6 +93,12 @@ def packed(paths: list[str], sizes: dict[str, int]) -> list[list[str]]:
     return groups + [current] if current else groups
 
 
+def task_count(paths, sizes: dict[str, int]) -> int:
+    """How many tasks ``packed`` reads these files in (at least one; a file of unknown size counted empty)."""
+    unique = sorted(set(paths))
+    return max(1, len(packed(unique, {p: sizes.get(p, 0) for p in unique})))
+
+
 REPLACED = ("refused: not the file listed (another file, or a folder on its path, was put in its place since the "
             "listing; not read)")
 LINKED_FOLDER = ("refused: a folder on its path was replaced by a link since it was listed (never followed, "
