@@ -2,6 +2,7 @@
 
 from lb_pipeline.ingest.reading import spark_conf
 from lb_pipeline.spark.session import CODEGEN_CACHE_ENTRIES
+from tests.round_trips import counted
 
 
 def test_a_plan_generated_again_after_more_than_sparks_default_hundred_others_is_not_compiled_again(spark):
@@ -27,25 +28,13 @@ def test_a_plan_generated_again_after_more_than_sparks_default_hundred_others_is
 
 def test_building_a_query_makes_no_round_trips_to_record_python_call_sites(spark):
     """PySpark's DataFrame debugging records every call's Python call site in the JVM: three times the round trips."""
-    from py4j import clientserver
     from pyspark.errors import utils
     from pyspark.sql import functions as F
 
-    sent = [0]
-    send = clientserver.ClientServerConnection.send_command
-
-    def counted(self, command):
-        sent[0] += 1
-        return send(self, command)
-
     def round_trips() -> int:
-        sent[0] = 0
-        clientserver.ClientServerConnection.send_command = counted
-        try:
+        with counted() as sent:
             df = spark.range(3).select((F.col("id") + F.lit(1)).alias("a"), F.upper(F.lit("x")).alias("b"))
             df.where(F.col("a") > 1)
-        finally:
-            clientserver.ClientServerConnection.send_command = send
         return sent[0]
 
     cached = utils._enable_debugging_cache
