@@ -41,6 +41,7 @@ def test_building_a_query_makes_no_round_trips_to_record_python_call_sites(spark
     try:
         utils._enable_debugging_cache = None  # read again from the session, as its first DataFrame call did
         assert not utils.is_debugging_enabled()
+        round_trips()  # what a first use looks up once
         configured = round_trips()
         utils._enable_debugging_cache = True  # PySpark's default
         recording = round_trips()
