@@ -165,21 +165,18 @@ def test_a_row_breaking_a_critical_row_rule_is_quarantined_with_its_rule_and_the
     assert lake.read(spark, "silver", "broker_usage", DEMO_DAY).count() > 0
 
 
-def test_the_quarantine_is_written_in_no_more_files_than_the_day_is_read_in_tasks(hostile, spark):
+def test_the_quarantine_is_written_in_no_more_files_than_the_day_is_read_in_tasks(hostile, spark, monkeypatch):
     """The quarantine is a union of every table's cached partitions, most of them empty: it holds at most the day's
     text, so it is written in as many tasks (files) as the day's files are read in, not one per partition."""
+    from delta.tables import DeltaTable
+
     from lb_pipeline.ingest.landing import list_day
     from lb_pipeline.ingest.reading import task_count
 
     corpus, _, lake, _, _ = hostile
-    os.environ["LB_MAX_FILE_BYTES"] = str(MAX_BYTES)
-    try:
-        listing = list_day(spark, str(corpus.landing), DEMO_DAY, {t.name: t.globs for t in TABLES.values()})
-    finally:
-        del os.environ["LB_MAX_FILE_BYTES"]
+    monkeypatch.setenv("LB_MAX_FILE_BYTES", str(MAX_BYTES))  # as the night listed the day
+    listing = list_day(spark, str(corpus.landing), DEMO_DAY, {t.name: t.globs for t in TABLES.values()})
     tasks = task_count([f for files in listing.files.values() for f in files], listing.sizes)
-    from delta.tables import DeltaTable
-
     files = DeltaTable.forPath(spark, lake.path("bronze", "quarantine")).detail().first()["numFiles"]  # the one day
     assert lake.read(spark, "bronze", "quarantine", DEMO_DAY).count() > 50
     assert 1 <= files <= tasks

@@ -187,7 +187,7 @@ def _first(sql_type: str, cases: list[str]):
     return F.expr(f"coalesce({', '.join([f'CAST(NULL AS {sql_type})', *cases])})")
 
 
-def _name(column: str) -> str:
+def sql_name(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
@@ -212,8 +212,8 @@ def _violates(k: int, e: dict) -> str:
     """SQL: the row breaks rule ``k`` (null where it cannot tell, as Spark's own comparisons are)."""
     kind, kw = e["type"], e["kwargs"]
     if kind == UNIQUE:
-        return f"({_name(count_column(k))} > 1)"
-    col = _name(kw["column"])
+        return f"({sql_name(count_column(k))} > 1)"
+    col = sql_name(kw["column"])
     if kind.endswith("not_be_null"):
         return f"({col} IS NULL)"
     if kind.endswith("between"):
@@ -239,8 +239,8 @@ def rejected(marked, table: str, table_columns: list[str]):
 
     def got(k, e):
         if e["type"] == UNIQUE:
-            return f"CAST({_name(count_column(k))} AS STRING)"
-        return f"coalesce(CAST({_name(e['kwargs']['column'])} AS STRING), 'None')"
+            return f"CAST({sql_name(count_column(k))} AS STRING)"
+        return f"coalesce(CAST({sql_name(e['kwargs']['column'])} AS STRING), 'None')"
 
     field = _first("STRING", [f"CASE WHEN `_rule` = {k} THEN {_literal(field_of(e))} END" for k, e in checked])
     reason = _first("STRING", [f"CASE WHEN `_rule` = {k} THEN concat({_literal(describe(e) + ', got ')}, {got(k, e)}, "

@@ -75,17 +75,15 @@ def _inside(df, slice_: dict):
     second pass over the data and no empty commit to create the table first."""
     from pyspark.sql import functions as F
 
+    from lb_pipeline.quality.row_rules import sql_name
+
     # one SQL expression: built from ``F`` functions it was ~40 round trips to the JVM a write
-    held = " AND ".join(map(_equals, ((_quoted(c), v) for c, v in slice_.items())))
-    found = (f"to_json(named_struct({', '.join(f'{_literal(c)}, {_quoted(c)}' for c in slice_)}), "
+    held = " AND ".join(map(_equals, ((sql_name(c), v) for c, v in slice_.items())))
+    found = (f"to_json(named_struct({', '.join(f'{_literal(c)}, {sql_name(c)}' for c in slice_)}), "
              "map('ignoreNullFields', 'false'))")
     refused = f"raise_error(concat({_literal(OUTSIDE + ' ')}, {found}))"
-    day = _quoted(PARTITION_COLUMN)
+    day = sql_name(PARTITION_COLUMN)
     return df.withColumn(PARTITION_COLUMN, F.expr(f"CASE WHEN {held} THEN {day} ELSE {refused} END"))
-
-
-def _quoted(column: str) -> str:
-    return "`" + column.replace("`", "``") + "`"
 
 
 def _first_line(exc: Exception) -> str:
@@ -202,15 +200,11 @@ class _Log:
     table where this takes 30 ms, and every write of the night asks."""
 
     def __init__(self, spark, path: str):
-        self.path, self._sc = path, spark.sparkContext
+        self.path, self._sc, self._jvm = path, spark.sparkContext, spark.sparkContext._jvm
 
     # Hadoop's view of the log, made only where the lake is not on the local file system: on a local lake, made for
     # each of a night's ~600 looks at a table, it was 2,800 round trips to the JVM (py4j walks a class name a
     # package at a time), 1.1 s of a warm demo night's driver
-    @cached_property
-    def _jvm(self):
-        return self._sc._jvm
-
     @cached_property
     def _log(self):
         return self._jvm.org.apache.hadoop.fs.Path(f"{self.path.rstrip('/')}/_delta_log")
