@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lb_pipeline.settings import spark_settings_from_env
-from tests.conftest import DEMO_DAY, free_port
+from lb_pipeline.spark.session import java_options
+from tests.conftest import DEMO_DAY, FIRST_TIER, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 # The nights' processes (and every process they start: JVMs, Python workers, the standalone cluster) run at a lower
@@ -244,7 +245,9 @@ def standalone_cluster(tmp: Path, stop: threading.Event):
 
     home = Path(pyspark.__file__).parent
     tmp.mkdir(parents=True)
-    env = {**ENV, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
+    env = {**ENV, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
+           # the master's and worker's JVMs, as the session starts a driver's
+           "SPARK_DAEMON_JAVA_OPTS": java_options(FIRST_TIER)["spark.driver.extraJavaOptions"]}
     port = free_port()
     url = f"spark://127.0.0.1:{port}"
     commands = {

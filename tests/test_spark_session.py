@@ -1,7 +1,8 @@
-"""The one Spark session: generated code is compiled once per session, not once per query."""
+"""The one Spark session: generated code is compiled once per session, not once per query; the JIT's code is kept
+for the JVM's life."""
 
 from lb_pipeline.ingest.reading import spark_conf
-from lb_pipeline.spark.session import CODEGEN_CACHE_ENTRIES
+from lb_pipeline.spark.session import CODEGEN_CACHE_ENTRIES, java_options
 from tests.round_trips import counted
 
 
@@ -48,3 +49,25 @@ def test_building_a_query_makes_no_round_trips_to_record_python_call_sites(spark
     finally:
         utils._enable_debugging_cache = cached
     assert 0 < configured and 2 * configured < recording
+
+
+def _vm_option(spark, name: str) -> str:
+    jvm = spark._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+    return bean.getVMOption(name).getValue()
+
+
+def test_the_sessions_jvm_keeps_the_code_its_jit_compiled_in_a_code_cache_twice_javas_default(spark):
+    assert _vm_option(spark, "UseCodeCacheFlushing") == "false"
+    assert int(_vm_option(spark, "ReservedCodeCacheSize")) == 480 * 1024 * 1024
+    # the suite's own options for this JVM (tests/conftest.py) were given too
+    assert _vm_option(spark, "UseParallelGC") == "true"
+
+
+def test_jvm_options_given_in_the_settings_come_after_the_sessions_own_so_they_win():
+    given = {"spark.driver.extraJavaOptions": "-XX:+UseCodeCacheFlushing -Dx=1", "spark.sql.shuffle.partitions": "3"}
+    options = java_options(given)
+    assert options["spark.driver.extraJavaOptions"].endswith(" -XX:+UseCodeCacheFlushing -Dx=1")
+    assert options["spark.driver.extraJavaOptions"].startswith("-XX:-UseCodeCacheFlushing ")
+    assert options["spark.executor.extraJavaOptions"] == "-XX:-UseCodeCacheFlushing -XX:ReservedCodeCacheSize=480m"
