@@ -32,6 +32,12 @@ FIRST_TIER = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 # read cache keeps for the whole suite, and G1's concurrent marking had cost 97 of the JVM's 732 CPU-s over the
 # suite (its collector threads 38 more); with the parallel collector its collector threads took 63 of 638.
 SESSION_JVM = {"spark.driver.extraJavaOptions": "-XX:+UseParallelGC"}  # unless LB_SPARK_CONF names the JVM's own
+# The session's queries are planned without adaptive execution or broadcast joins: on the suite's small tables a
+# query's stages each re-planned at run time, and a broadcast each, cost more than they save (the session's JVM 703 ->
+# 653 CPU-s over the suite, its Spark modules 743 -> 713 s on a host slower by a sixth). The nights the suite starts as
+# processes keep Spark's defaults, and test_recovery compares such a night with the session's table by table: the
+# tables must not depend on the plan (lb_pipeline/transforms/exact.py).
+SESSION_PLANS = {"spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1"}
 os.environ["LB_SPARK_CONF"] = json.dumps({**TEST_SPARK_CONF, **FIRST_TIER, **spark_settings_from_env().conf})
 
 DEMO_DAY = "2026-01-15"
@@ -49,7 +55,7 @@ def spark(tmp_path_factory):
     settings = SparkSettings(
         master="local[2]", shuffle_partitions=2, app_name="lb-pipeline-tests",
         conf={"spark.ui.enabled": "false", "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse")),
-              **SESSION_JVM, **{k: v for k, v in env.conf.items() if FIRST_TIER.get(k) != v}},
+              **SESSION_JVM, **SESSION_PLANS, **{k: v for k, v in env.conf.items() if FIRST_TIER.get(k) != v}},
         delta_jars_dir=env.delta_jars_dir, ivy_settings=env.ivy_settings, ivy_dir=env.ivy_dir,
     )
     session = get_session(settings)

@@ -1,8 +1,8 @@
 """A crashed or doubled main command loses nothing.
 
 ``kill -9`` during bronze writes, again during silver, again during gold, then a re-run — on a Spark standalone
-cluster — and every table holds exactly what a clean ``local[2]`` run writes (row count and content checksum per
-table); each run resumes from what the runs before it completed. A second run of the same day started while one is running
+cluster, Spark's default plans — and every table holds exactly what a clean ``local[2]`` run in the session writes, its
+queries planned without adaptive execution or broadcast joins (row count and content checksum per table); each run resumes from what the runs before it completed. A second run of the same day started while one is running
 exits at once naming the run that holds the day, and the first completes with one report."""
 
 import os

@@ -110,6 +110,10 @@ def fit_load_model(reports: pd.DataFrame, min_samples: int = MIN_SAMPLES) -> pd.
     quality and whether it is the broker's own (``broker``) or the pooled one (``cluster``)."""
     if reports.empty:
         raise ValueError("no broker reports to fit a load model on")
+    # the rows in one order whatever order they came in (Spark's depends on its plan): least squares sums them
+    order = [c for c in ("broker", "snapshot_ts", "msg_rate_in", "msg_rate_out", "msg_throughput_in",
+                         "msg_throughput_out", *(f"{r}_usage" for r in RESOURCES)) if c in reports.columns]
+    reports = reports.sort_values(order, kind="stable", ignore_index=True)
     ok = reports.dropna(subset=["msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out"])
     pooled = {}
     for r in RESOURCES:

@@ -100,6 +100,9 @@ def forecast_cluster(pdf: pd.DataFrame, day: str, threshold: float) -> pd.DataFr
     """Every forecast and loss row of one cluster's window (``capacity_inputs`` rows; with ``kind`` "bundle" and
     "model" rows too, the night's ``silver/bundle_stats`` and ``gold/load_model``, the losses are sized bundle by
     bundle on demand: ``bundle_loss``)."""
+    # one order whatever order Spark's plan gave the rows in: the forecasts sum them
+    pdf = pdf.sort_values([c for c in ("kind", "snapshot_ts", "broker", "owner_broker", "bundle", "resource")
+                           if c in pdf.columns], kind="stable", ignore_index=True)
     bundles = models = None
     if "kind" in pdf:
         bundles, models = pdf[pdf["kind"] == "bundle"], pdf[pdf["kind"] == "model"]

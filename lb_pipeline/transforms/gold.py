@@ -32,6 +32,7 @@ from lb_pipeline.transforms import grace_state as gs
 from lb_pipeline.transforms import leader_state
 from lb_pipeline.transforms import replay_clock as clock
 from lb_pipeline.transforms import replay_inputs as ri
+from lb_pipeline.transforms.exact import exact_avg
 from lb_pipeline.transforms.replay_inputs import KEYS
 from lb_pipeline.whatif import commands
 from lb_pipeline.workers import collector_paused
@@ -174,11 +175,11 @@ def broker_load_summary(broker_usage: DataFrame, overloaded: Column) -> DataFram
     """Per broker over the day: mean and peak of the max usage, its driving resource, traffic, and the snapshots it
     was over ``overloaded`` (the loadBalancerBrokerOverloadedThresholdPercentage in force then, as a fraction)."""
     return broker_usage.groupBy("cluster", "snapshot_date", "broker").agg(
-        F.count("*").alias("snapshots"), F.avg("max_usage").alias("mean_max_usage"),
-        F.max("max_usage").alias("peak_max_usage"), F.avg("weighted_max_usage").alias("mean_weighted_max_usage"),
-        F.mode("driving_resource").alias("driving_resource"),
-        F.avg(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("mean_msg_rate"),
+        F.count("*").alias("snapshots"), exact_avg("max_usage").alias("mean_max_usage"),
+        F.max("max_usage").alias("peak_max_usage"), exact_avg("weighted_max_usage").alias("mean_weighted_max_usage"),
+        F.mode("driving_resource", deterministic=True).alias("driving_resource"),
+        exact_avg(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("mean_msg_rate"),
         F.max(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("peak_msg_rate"),
-        F.avg(F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("mean_throughput"),
+        exact_avg(F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("mean_throughput"),
         F.sum(F.when(F.col("max_usage") > 0.85, 1).otherwise(0)).alias("snapshots_over_85pct"),
         F.sum(F.when(F.col("max_usage") > overloaded, 1).otherwise(0)).alias("snapshots_overloaded"))

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.transforms.capacity import window
 from lb_pipeline.transforms.config import per_cluster
+from lb_pipeline.transforms.exact import exact_avg
 
 WINDOWS = (7, 30)  # nights the report compares tonight with
 METRICS = ("peak_usage", "mean_usage", "brokers", "brokers_overloaded", "unloads", "splits", "critical_findings",
@@ -39,10 +40,7 @@ def night_metrics(day: str, threshold: float | Column, strategy: str | Column, s
     parts = []
     if summary is not None:
         parts.append(window(summary, day, nights).groupBy(*KEYS).agg(
-            # a decimal sum: the same mean whatever order the executors add the brokers in (re-runs compare equal)
-            F.max("peak_max_usage").alias("peak_usage"),
-            (F.sum(F.col("mean_max_usage").cast("decimal(38,18)")) / F.count("mean_max_usage"))
-            .cast("double").alias("mean_usage"),
+            F.max("peak_max_usage").alias("peak_usage"), exact_avg("mean_max_usage").alias("mean_usage"),
             F.countDistinct("broker").alias("brokers"),
             F.countDistinct(F.when(_recorded(summary, "snapshots_overloaded", F.col("snapshots_overloaded") > 0,
                                              F.col("peak_max_usage") > threshold), F.col("broker"))).alias("brokers_overloaded")))

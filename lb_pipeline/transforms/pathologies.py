@@ -16,6 +16,7 @@ from lb_pipeline.model.load_manager import configured_strategy
 from lb_pipeline.simulation.balancers import STRATEGIES as SHEDDERS
 from lb_pipeline.model.usage import Weights
 from lb_pipeline.transforms.config import per_cluster
+from lb_pipeline.transforms.exact import exact_avg, exact_sum, max_by
 
 EVIDENCE_ROWS = 20
 SEVERITIES = ("critical", "warning", "info")
@@ -64,7 +65,7 @@ def owned_load(bundle_stats: DataFrame) -> DataFrame:
     return (bundle_stats.where(F.col("owner_broker").isNotNull())
             .groupBy(*KEYS, F.col("owner_broker").alias("broker"))
             .agg(F.count(F.lit(1)).cast("int").alias("owned_bundles"),
-                 F.sum(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("owned_rate")))
+                 exact_sum(F.col("msg_rate_in") + F.col("msg_rate_out")).alias("owned_rate")))
 
 
 def _disagreeing(usage: DataFrame, owned: DataFrame, share: float = 0.1) -> DataFrame:
@@ -100,10 +101,10 @@ def pinning_bundles(bundle_stats: DataFrame, share: float = 0.5) -> DataFrame:
     rate = F.col("msg_rate_in") + F.col("msg_rate_out")
     owner = Window.partitionBy(*KEYS, "owner_broker")
     return (bundle_stats.where(F.col("owner_broker").isNotNull()).withColumn("_rate", rate)
-            .withColumn("_owner_rate", F.sum("_rate").over(owner))
+            .withColumn("_owner_rate", exact_sum("_rate", owner))
             .where((F.col("hottest_topic_share") >= ONE_TOPIC_SHARE) & (F.col("_rate") > 0)
                    & (F.col("_rate") >= share * F.col("_owner_rate")))
-            .groupBy(*KEYS, F.col("owner_broker").alias("broker")).agg(F.max_by("bundle", "_rate").alias("pinned_by")))
+            .groupBy(*KEYS, F.col("owner_broker").alias("broker")).agg(max_by("bundle", "_rate").alias("pinned_by")))
 
 
 def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | ClusterConfigs,
@@ -120,9 +121,9 @@ def idle_brokers(usage: DataFrame, reports: DataFrame, config: PulsarConfig | Cl
                            ts=_TS)
     per_snapshot = Window.partitionBy(*KEYS)
     df = (usage.join(reports.select(*KEYS, "broker", "start_timestamp_ms"), [*KEYS, "broker"], "left")
-          .withColumn("mean", F.avg("max_usage").over(per_snapshot))
+          .withColumn("mean", exact_avg("max_usage", per_snapshot))
           .withColumn("hottest", F.max("max_usage").over(per_snapshot))
-          .withColumn("hottest_broker", F.max_by("broker", "max_usage").over(per_snapshot)))
+          .withColumn("hottest_broker", max_by("broker", "max_usage").over(per_snapshot)))
     idle = df.where(((F.col("num_bundles") == 0) | (F.col("max_usage") < 0.25 * F.col("mean")))
                     & ((F.col("hottest") >= F.col("mean") + band) | (F.col("hottest") >= overload)))
     if owned is not None:
@@ -172,7 +173,7 @@ def idle_shedding(usage: DataFrame, ownership: DataFrame, config: PulsarConfig |
     per_broker = Window.partitionBy(*night, "broker")
     hot = (usage.where(on & (F.col("max_usage") > over))
            .withColumn("hot_snapshots", F.count(F.lit(1)).over(per_broker))
-           .withColumn("mean_hot", F.avg("max_usage").over(per_broker))
+           .withColumn("mean_hot", exact_avg("max_usage", per_broker))
            .join(snapshots, night).join(moves, night, "left")
            .where(F.coalesce(F.col("moves"), F.lit(0)) == 0)
            .where((F.col("hot_snapshots") >= F.greatest(F.lit(least), F.col("night_snapshots") * share)))

@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.names import SYSTEM_NAMESPACE_PATTERN
+from lb_pipeline.transforms.exact import exact_avg
 from lb_pipeline.transforms import pathologies as p
 from lb_pipeline.transforms.pathologies import KEYS, findings
 from lb_pipeline.transforms.config import per_cluster
@@ -91,7 +92,7 @@ def unbalanced_domains(failure_domains: DataFrame, usage: DataFrame, ratio: floa
     """Failure domains far apart in broker count (the larger holds more than ``ratio`` times the smaller) or in mean
     usage (``gap`` apart): losing the big one, or the hot one, hurts more than the design assumed."""
     per = (failure_domains.join(usage.select(*KEYS, "broker", "max_usage"), [*KEYS, "broker"], "left")
-           .groupBy(*KEYS, "domain").agg(F.count("broker").alias("brokers"), F.avg("max_usage").alias("usage")))
+           .groupBy(*KEYS, "domain").agg(F.count("broker").alias("brokers"), exact_avg("max_usage").alias("usage")))
     spread = per.groupBy(*KEYS).agg(
         F.count("domain").alias("domains"), F.max("brokers").alias("most"), F.min("brokers").alias("fewest"),
         F.max("usage").alias("hottest"), F.min("usage").alias("coolest"),

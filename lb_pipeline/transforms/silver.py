@@ -14,6 +14,7 @@ from lb_pipeline.model.cluster_configs import ClusterConfigs
 from lb_pipeline.model.config import PulsarConfig
 from lb_pipeline.model.usage import Weights
 from lb_pipeline.transforms.config import per_cluster
+from lb_pipeline.transforms.exact import exact_sum, max_by
 
 SNAPSHOT_KEYS = ["cluster", "snapshot_ts", "snapshot_date"]
 HASH_SPACE = float(1 << 32)
@@ -98,12 +99,11 @@ def bundle_stats(topic_stats: DataFrame, ownership: DataFrame) -> DataFrame:
     """Per snapshot and bundle: rates and throughputs, counts, owner, hash-range share, hottest topic."""
     load = F.col("msg_rate_in") + F.col("msg_rate_out")
     per_bundle = topic_stats.groupBy(*SNAPSHOT_KEYS, "namespace", "bundle_range").agg(
-        F.first("broker").alias("reporting_broker"),
-        F.sum("msg_rate_in").alias("msg_rate_in"), F.sum("msg_rate_out").alias("msg_rate_out"),
-        F.sum("msg_throughput_in").alias("msg_throughput_in"), F.sum("msg_throughput_out").alias("msg_throughput_out"),
+        F.min("broker").alias("reporting_broker"),
+        *(exact_sum(c).alias(c) for c in ("msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")),
         F.count("topic").alias("topics"), F.sum("producer_count").alias("producers"),
         F.sum("consumer_count").alias("consumers"),
-        F.max_by("topic", load).alias("hottest_topic"), F.max(load).alias("hottest_topic_msg_rate"),
+        max_by("topic", load).alias("hottest_topic"), F.max(load).alias("hottest_topic_msg_rate"),
     )
     owners = ownership.select(*SNAPSHOT_KEYS, "namespace", "bundle_range", F.col("broker").alias("owner_broker"))
     lower, upper = hex_to_long(F.split("bundle_range", "_")[0]), hex_to_long(F.split("bundle_range", "_")[1])
@@ -168,7 +168,8 @@ def broker_usage(broker_reports: DataFrame, bundle_reports: DataFrame,
                        .when(max_pct == F.col("bandwidth_in_pct"), "bandwidthIn")
                        .otherwise("directMemory"))
     sums = bundle_reports.groupBy(*SNAPSHOT_KEYS, "broker").agg(
-        F.sum("msg_rate_in").alias("bundles_msg_rate_in"), F.sum("msg_throughput_in").alias("bundles_msg_throughput_in"),
+        exact_sum("msg_rate_in").alias("bundles_msg_rate_in"),
+        exact_sum("msg_throughput_in").alias("bundles_msg_throughput_in"),
         F.count("bundle").alias("reported_bundles"))
 
     def close(a: str, b: str) -> Column:

@@ -82,6 +82,7 @@ SPLIT_SCHEMA = (
 
 
 def _boundaries_for_bundle(pdf: pd.DataFrame, config: PulsarConfig | ClusterConfigs) -> pd.DataFrame:
+    pdf = pdf.sort_values("topic", kind="stable", ignore_index=True)  # the sums the same whatever Spark's order
     first = pdf.iloc[0]
     config = clock.config_at(config, first["cluster"], first["snapshot_ts"])
     ns, rng = first["namespace"], first["bundle_range"]
