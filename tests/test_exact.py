@@ -58,8 +58,8 @@ def test_over_a_window_each_row_gets_its_groups_sum(spark, values):
 
 
 def test_a_tie_of_max_by_goes_to_the_greatest_value_whichever_row_comes_first(spark):
-    rows = [(1, "a", 1.0), (1, "c", 1.0), (1, "b", 0.5), (2, "z", None), (2, "y", 0.1)]
+    rows = [(1, "a", 1.0), (1, "c", 1.0), (1, "b", 0.5), (2, "z", None), (2, "y", 0.1), (3, "q", None)]
     for order in (rows, rows[::-1]):
         got = {r.g: r.top for r in spark.createDataFrame(order, "g int, n string, r double").coalesce(1)
                .groupBy("g").agg(max_by("n", "r").alias("top")).collect()}
-        assert got == {1: "c", 2: "y"}
+        assert got == {1: "c", 2: "y", 3: None}  # a row without a number to rank it by is never the top

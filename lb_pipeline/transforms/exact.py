@@ -48,5 +48,5 @@ def exact_avg(c: str | Column, window: WindowSpec | None = None) -> Column:
 
 
 def max_by(value: str | Column, by: str | Column) -> Column:
-    """``max_by(value, by)`` with ties going to the greatest ``value``."""
-    return F.max_by(_col(value), F.struct(_col(by), _col(value)))
+    """``max_by(value, by)`` with ties going to the greatest ``value`` (rows without a ``by`` left out, as Spark's)."""
+    return F.max_by(_col(value), F.when(_col(by).isNotNull(), F.struct(_col(by), _col(value))))
